@@ -1,0 +1,34 @@
+# Two commands do everything on a fresh clone:  make site   and   make test
+VENV   ?= .venv
+PYTHON ?= python3
+PY     := $(VENV)/bin/python
+SITE   ?= site
+LANG_  ?= en
+GPU_PYTHON ?= python3
+
+.PHONY: site serve preview test gpu-build clean
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+site: $(VENV)/.installed          ## build all three languages into $(SITE)/ from the committed measurements
+	$(PY) scripts/build_site.py --site-dir $(SITE)
+
+serve: $(VENV)/.installed         ## live preview of one language while writing: make serve LANG_=zh
+	$(PY) -m mkdocs serve --config-file $(if $(filter en,$(LANG_)),mkdocs.yml,mkdocs.$(LANG_).yml)
+
+preview: site                     ## the built site in all languages, switcher included
+	$(PY) -m http.server --directory $(SITE) --bind 127.0.0.1 8000
+
+test: $(VENV)/.installed          ## every test: the snippets (GPU or interpreter) and the site
+	$(PY) -m pytest snippets tests
+
+gpu-build:                        ## on a CUDA machine: measure, render tables and plots (scripts/gpu_build.py)
+	PYTHONPATH=snippets $(GPU_PYTHON) scripts/gpu_build.py
+
+clean:
+	rm -rf $(SITE) $(VENV)

@@ -1,0 +1,173 @@
+"""The GPU build: turn the kernel sources into the numbers the site publishes.
+
+    python scripts/gpu_build.py            # on a CUDA GPU: test, measure, render, build the site
+    python scripts/gpu_build.py measure    # on a CUDA GPU: test, then measure only
+    python scripts/gpu_build.py render     # anywhere: tables, plots and quotes from the measurements
+
+Options: --only CHAPTER (repeatable) picks chapters; --quick runs a tiny sweep to smoke-test the
+pipeline (its data is marked quick and the staleness test refuses it).
+
+Every chapter's measurements land in docs/data/<chapter>/measurements.json with their provenance:
+GPU, SM count, driver and CUDA versions, torch and triton versions, date, git commit, the device's
+copy bandwidth measured in the same run, and the hash of the kernel sources that were measured.
+"""
+
+import argparse
+import datetime
+import hashlib
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SNIPPETS = ROOT / "snippets"
+DATA = ROOT / "docs" / "data"
+CHAPTERS = ("layernorm", "rmsnorm")
+# Files whose change does not change what was measured: tests, and the renderer of the results.
+NOT_MEASURED = ("test_*.py", "report.py")
+
+
+def measured_sources(chapter):
+    """The files whose code the chapter's measurements depend on: its package and normkit."""
+    files = []
+    for package in (chapter, "normkit"):
+        for path in sorted((SNIPPETS / package).glob("*.py")):
+            if not any(path.match(pattern) for pattern in NOT_MEASURED):
+                files.append(path)
+    return files
+
+
+def sources_hash(chapter):
+    digest = hashlib.sha256()
+    for path in measured_sources(chapter):
+        digest.update(path.relative_to(SNIPPETS).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def measurements_path(chapter):
+    return DATA / chapter / "measurements.json"
+
+
+def git_commit():
+    """The commit the sources came from; the device copy has no .git, so the caller may pass it."""
+    if os.environ.get("NORMKERNELS_COMMIT"):
+        return os.environ["NORMKERNELS_COMMIT"]
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def device_provenance():
+    import torch
+    import triton
+
+    from normkit.bench import copy_bandwidth_gb_per_s
+
+    properties = torch.cuda.get_device_properties(0)
+    driver = subprocess.run(
+        ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+        capture_output=True, text=True,
+    ).stdout.strip() or "unknown"
+    return {
+        "gpu": properties.name,
+        "sm_count": properties.multi_processor_count,
+        "driver": driver,
+        "cuda": torch.version.cuda,
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "python": sys.version.split()[0],
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "git_commit": git_commit(),
+        "copy_gb_per_s": round(copy_bandwidth_gb_per_s(), 1),
+    }
+
+
+def run_snippet_tests():
+    print("== pytest snippets (on the GPU)", flush=True)
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", str(SNIPPETS)], cwd=ROOT)
+    if result.returncode != 0:
+        sys.exit("snippet tests failed on the GPU: nothing was measured")
+
+
+def measure(chapters, quick):
+    import torch
+
+    if not torch.cuda.is_available():
+        sys.exit("measure needs a CUDA GPU")
+    provenance = device_provenance()
+    print(f"== {provenance['gpu']}: copy bandwidth {provenance['copy_gb_per_s']} GB/s", flush=True)
+    for chapter in chapters:
+        print(f"== measuring {chapter}", flush=True)
+        benchmark = importlib.import_module(f"{chapter}.benchmark")
+        results = benchmark.measure(quick=quick)
+        document = {
+            "provenance": {**provenance, "sources_sha256": sources_hash(chapter), "quick": quick},
+            "results": results,
+        }
+        path = measurements_path(chapter)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        print(f"   wrote {path.relative_to(ROOT)}", flush=True)
+
+
+PROVENANCE_ROWS = (
+    ("GPU", "gpu"), ("SMs", "sm_count"), ("Copy bandwidth (GB/s, same run)", "copy_gb_per_s"),
+    ("Driver", "driver"), ("CUDA", "cuda"), ("PyTorch", "torch"), ("Triton", "triton"),
+    ("Python", "python"), ("Date", "date"), ("Git commit", "git_commit"),
+    ("Kernel sources (SHA-256)", "sources_sha256"),
+)
+
+
+def provenance_table(provenance):
+    """A language-neutral table: the row names are product and unit names."""
+    rows = ["| | |", "|---|---|"]
+    for label, key in PROVENANCE_ROWS:
+        value = provenance[key]
+        if key in ("git_commit", "sources_sha256"):
+            value = f"`{str(value)[:12]}`"
+        rows.append(f"| {label} | {value} |")
+    return "\n".join(rows) + "\n"
+
+
+def render(chapter, out_dir=None):
+    """Tables, plots and quotes for one chapter, from its committed measurements."""
+    out_dir = out_dir or DATA / chapter
+    out_dir.mkdir(parents=True, exist_ok=True)
+    measurements = json.loads(measurements_path(chapter).read_text(encoding="utf-8"))
+    importlib.import_module(f"{chapter}.report").write(measurements, out_dir)
+    (out_dir / "provenance.md").write_text(provenance_table(measurements["provenance"]), encoding="utf-8")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("step", nargs="?", choices=("all", "measure", "render"), default="all")
+    parser.add_argument("--only", action="append", choices=CHAPTERS, help="a chapter to build (repeatable)")
+    parser.add_argument("--quick", action="store_true", help="tiny sweeps, to smoke-test the pipeline")
+    parser.add_argument("--skip-tests", action="store_true", help="measure without running pytest first")
+    args = parser.parse_args()
+    chapters = args.only or list(CHAPTERS)
+
+    sys.path.insert(0, str(SNIPPETS))
+    if args.step in ("all", "measure"):
+        if not args.skip_tests:
+            run_snippet_tests()
+        measure(chapters, args.quick)
+    if args.step in ("all", "render"):
+        for chapter in chapters:
+            render(chapter)
+            print(f"== rendered docs/data/{chapter}", flush=True)
+    if args.step == "all":
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "build_site.py")], cwd=ROOT, check=True)
+
+
+if __name__ == "__main__":
+    main()
