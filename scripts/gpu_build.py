@@ -26,26 +26,27 @@ ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS = ROOT / "snippets"
 DATA = ROOT / "docs" / "data"
 CHAPTERS = ("layernorm", "rmsnorm")
-# Files whose change does not change what was measured: tests, and the renderer of the results.
-NOT_MEASURED = ("test_*.py", "report.py")
 
 
-def measured_sources(chapter):
-    """The files whose code the chapter's measurements depend on: its package and normkit."""
-    files = []
-    for package in (chapter, "normkit"):
-        for path in sorted((SNIPPETS / package).glob("*.py")):
-            if not any(path.match(pattern) for pattern in NOT_MEASURED):
-                files.append(path)
-    return files
+def loaded_sources(chapter):
+    """The snippet files a measurement ran: the chapter's and normkit's modules imported so far."""
+    files = set()
+    for module in list(sys.modules.values()):
+        path = Path(getattr(module, "__file__", None) or "").resolve()
+        if path.suffix == ".py" and path.is_relative_to(SNIPPETS):
+            package = path.relative_to(SNIPPETS).parts[0]
+            if package in (chapter, "normkit"):
+                files.add(path.relative_to(SNIPPETS).as_posix())
+    return sorted(files)
 
 
-def sources_hash(chapter):
+def sources_hash(files, snippets=SNIPPETS):
+    """SHA-256 over the named files (paths relative to snippets/) and their contents."""
     digest = hashlib.sha256()
-    for path in measured_sources(chapter):
-        digest.update(path.relative_to(SNIPPETS).as_posix().encode())
+    for name in files:
+        digest.update(name.encode())
         digest.update(b"\0")
-        digest.update(path.read_bytes())
+        digest.update((snippets / name).read_bytes())
         digest.update(b"\0")
     return digest.hexdigest()
 
@@ -109,8 +110,14 @@ def measure(chapters, quick):
         print(f"== measuring {chapter}", flush=True)
         benchmark = importlib.import_module(f"{chapter}.benchmark")
         results = benchmark.measure(quick=quick)
+        sources = loaded_sources(chapter)
         document = {
-            "provenance": {**provenance, "sources_sha256": sources_hash(chapter), "quick": quick},
+            "provenance": {
+                **provenance,
+                "sources": sources,
+                "sources_sha256": sources_hash(sources),
+                "quick": quick,
+            },
             "results": results,
         }
         path = measurements_path(chapter)

@@ -49,7 +49,7 @@ def layer_norm_fwd_kernel(
         total += x
     mean = tl.sum(total, axis=0) / N
 
-    # variance about that mean; a masked lane would add (0 - mean)^2, so zero it
+    # variance about that mean; a masked lane would add (0 - mean)^2: zero it
     squares = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
     for start in range(0, N, BLOCK_SIZE):
         cols = start + tl.arange(0, BLOCK_SIZE)
@@ -59,7 +59,7 @@ def layer_norm_fwd_kernel(
     var = tl.sum(squares, axis=0) / N
     rstd = 1.0 / tl.sqrt(var + eps)
 
-    # the backward pass rebuilds x_hat from these two numbers instead of storing it
+    # the backward pass rebuilds x_hat from these two numbers
     tl.store(Mean + row, mean)
     tl.store(Rstd + row, rstd)
 
@@ -83,12 +83,12 @@ def layer_norm_bwd_dx_kernel(
     W,                 # (N,) weight
     DW_part, DB_part,  # (GROUP_SIZE, N) fp32 partial sums of dW and dB
     Mean, Rstd,        # (M,) saved by the forward pass
-    Locks,             # (2 * GROUP_SIZE,) int32, zeroed: lock words, then first-writer flags
+    Locks,             # (2 * GROUP_SIZE,) int32, zeroed: lock words, then count flags
     stride, N,
     GROUP_SIZE: tl.constexpr,
     BLOCK_SIZE_N: tl.constexpr,
 ):
-    row = tl.program_id(0)  # one program per row again, the whole row in one block
+    row = tl.program_id(0)  # one program per row again; the whole row in one block
     cols = tl.arange(0, BLOCK_SIZE_N)
     mask = cols < N
     X += row * stride
@@ -102,8 +102,8 @@ def layer_norm_bwd_dx_kernel(
     mean = tl.load(Mean + row)
     rstd = tl.load(Rstd + row)
 
-    x_hat = tl.where(mask, (x - mean) * rstd, 0.0)  # masked lanes would hold -mean * rstd
-    g = w * dy                                      # gradient reaching x_hat
+    x_hat = tl.where(mask, (x - mean) * rstd, 0.0)  # not -mean * rstd on masked lanes
+    g = w * dy                                      # the gradient reaching x_hat
     c1 = tl.sum(x_hat * g, axis=0) / N
     c2 = tl.sum(g, axis=0) / N
     dx = (g - (x_hat * c1 + c2)) * rstd
@@ -115,7 +115,7 @@ def layer_norm_bwd_dx_kernel(
     dw = dy * x_hat
     db = dy
 
-    # rows row, row + GROUP_SIZE, row + 2 * GROUP_SIZE, ... share one partial row and one lock
+    # rows g, g + GROUP_SIZE, g + 2 * GROUP_SIZE, ... share a partial row and its lock
     group = row % GROUP_SIZE
     Lock = Locks + group
     Count = Locks + GROUP_SIZE + group
@@ -147,11 +147,11 @@ def layer_norm_bwd_dx_kernel(
 def layer_norm_bwd_dwdb_kernel(
     DW_part, DB_part,  # (rows, N) fp32 partial sums written under the locks
     DW, DB,            # (N,) final gradients
-    rows, N,           # rows = min(GROUP_SIZE, M): groups no row was sent to are never read
+    rows, N,           # rows = min(GROUP_SIZE, M): unused groups are never read
     BLOCK_SIZE_M: tl.constexpr,
     BLOCK_SIZE_N: tl.constexpr,
 ):
-    # one program per BLOCK_SIZE_N columns: the parallelism is now along N, not M
+    # one program per BLOCK_SIZE_N columns: parallel along N now, not along M
     pid = tl.program_id(0)
     cols = pid * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
     dw = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
@@ -162,7 +162,7 @@ def layer_norm_bwd_dwdb_kernel(
         offsets = r[:, None] * N + cols[None, :]
         dw += tl.load(DW_part + offsets, mask=mask, other=0.0)
         db += tl.load(DB_part + offsets, mask=mask, other=0.0)
-    # fold the BLOCK_SIZE_M rows of the tile, then round once to the weight's dtype
+    # fold the tile's BLOCK_SIZE_M rows, then round once to the weight's dtype
     tl.store(DW + cols, tl.sum(dw, axis=0).to(DW.dtype.element_ty), mask=cols < N)
     tl.store(DB + cols, tl.sum(db, axis=0).to(DB.dtype.element_ty), mask=cols < N)
 # --8<-- [end:backward_reduce]
@@ -170,12 +170,12 @@ def layer_norm_bwd_dwdb_kernel(
 
 # --8<-- [start:group_size]
 def group_size_for(n_cols):
-    """How many partial rows (and locks) the dW/dB sums of a backward pass are spread over.
+    """How many partial rows, each with its lock, the dW and dB sums are spread over.
 
-    More groups: fewer rows queue behind each lock (about M / GROUP_SIZE of them).
-    Fewer groups: a smaller fp32 buffer, GROUP_SIZE * N * 4 bytes for each of dW and dB,
-    for the lock kernel to write and the reduction kernel to read back.
-    Wide rows make each locked update longer and the buffer bigger, so they get fewer groups.
+    More groups: shorter queues, about M / GROUP_SIZE updates behind each lock.
+    Fewer groups: smaller fp32 buffers, GROUP_SIZE * N * 4 bytes each for dW and dB,
+    written by kernel 1 and read back by kernel 2.
+    Wider rows make each update longer and the buffers bigger: they get fewer groups.
     """
     if n_cols <= 1024:
         return 256
@@ -196,7 +196,9 @@ SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 # --8<-- [start:contract]
 def check_inputs(x, normalized_shape, weight, bias, eps):
     """Raise ContractError for anything the kernels cannot take; touch no memory."""
-    require(isinstance(x, torch.Tensor), f"x must be a torch.Tensor, not {type(x).__name__}")
+    require(
+        isinstance(x, torch.Tensor), f"x must be a torch.Tensor, not {type(x).__name__}"
+    )
     require(x.dim() >= 1, "x is a 0-d tensor; it needs a last dimension to normalize")
     require(
         x.dtype in SUPPORTED_DTYPES,
@@ -206,26 +208,33 @@ def check_inputs(x, normalized_shape, weight, bias, eps):
     n_cols = x.shape[-1]
     require(x.numel() > 0, f"x of shape {tuple(x.shape)} has no elements")
 
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
     try:
-        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        shape = tuple(normalized_shape)
     except TypeError:
         shape = None
     require(
         shape == (n_cols,),
-        f"normalized_shape is {normalized_shape!r}, but only the last dimension can be "
-        f"normalized here: it must be ({n_cols},)",
+        f"normalized_shape is {normalized_shape!r}, but only the last dimension "
+        f"can be normalized here: it must be ({n_cols},)",
     )
 
     for name, param in (("weight", weight), ("bias", bias)):
         require(
             isinstance(param, torch.Tensor),
-            f"{name} must be a tensor of shape ({n_cols},), not {type(param).__name__}",
+            f"{name} must be a tensor of shape ({n_cols},), "
+            f"not {type(param).__name__}",
         )
         require(
             tuple(param.shape) == (n_cols,),
-            f"{name} has shape {tuple(param.shape)}, but x has N={n_cols}: expected ({n_cols},)",
+            f"{name} has shape {tuple(param.shape)}, but x has N={n_cols}: "
+            f"expected ({n_cols},)",
         )
-        require(param.dtype == x.dtype, f"{name} has dtype {param.dtype} but x has {x.dtype}")
+        require(
+            param.dtype == x.dtype,
+            f"{name} has dtype {param.dtype} but x has {x.dtype}",
+        )
     require_same_device("x", x, weight=weight, bias=bias)
 
     require(
@@ -233,14 +242,14 @@ def check_inputs(x, normalized_shape, weight, bias, eps):
         and math.isfinite(eps) and eps >= 0,
         f"eps must be a finite number >= 0, not {eps!r}",
     )
-    # the last check: a row wider than one 64 KiB block is refused, naming N and the limit
+    # last: a row wider than one 64 KiB block is refused, naming N and the limit
     fused_block_size(n_cols, x.element_size())
 # --8<-- [end:contract]
 
 
 # --8<-- [start:wrapper]
 def forward_rows(x2d, weight, bias, eps):
-    """Launch the forward kernel on contiguous (M, N) rows; returns y, mean, rstd, meta."""
+    """Forward kernel on contiguous (M, N) rows: y, mean, rstd and the launch meta."""
     M, N = x2d.shape
     BLOCK_SIZE = fused_block_size(N, x2d.element_size())  # the whole row in one block
     num_warps = warps_for_block(BLOCK_SIZE)
@@ -284,7 +293,7 @@ def backward_rows(dy2d, x2d, weight, mean, rstd, meta, group_size=None):
         x2d.stride(0), N,
         GROUP_SIZE=GROUP_SIZE, BLOCK_SIZE_N=BLOCK_SIZE, num_warps=num_warps,
     )
-    # kernel 2: one program per 128 columns; it starts only after kernel 1 has finished
+    # kernel 2: one program per 128 columns; starts only once kernel 1 has finished
     layer_norm_bwd_dwdb_kernel[(triton.cdiv(N, REDUCE_BLOCK_N),)](
         dw_part, db_part, dw, db,
         min(GROUP_SIZE, M), N,
@@ -299,7 +308,8 @@ class LayerNormFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, normalized_shape, weight, bias, eps):
         x2d, _ = rows_of(x)  # (M, N), copied only if the rows are not contiguous
-        y, mean, rstd, meta = forward_rows(x2d, weight.contiguous(), bias.contiguous(), eps)
+        weight, bias = weight.contiguous(), bias.contiguous()
+        y, mean, rstd, meta = forward_rows(x2d, weight, bias, eps)
         ctx.save_for_backward(x2d, weight, mean, rstd)  # (1)!
         ctx.meta = meta                                  # (2)!
         ctx.x_shape = x.shape
@@ -309,12 +319,12 @@ class LayerNormFunction(torch.autograd.Function):
     def backward(ctx, dy):
         x2d, weight, mean, rstd = ctx.saved_tensors
         dy2d, _ = rows_of(dy)  # (3)!
-        dx, dw, db = backward_rows(dy2d, x2d, weight.contiguous(), mean, rstd, ctx.meta)
+        dx, dw, db = backward_rows(dy2d, x2d, weight, mean, rstd, ctx.meta)
         return dx.view(ctx.x_shape), None, dw, db, None  # (4)!
 
 
 def layer_norm(x, normalized_shape, weight, bias, eps=1e-5):
     """torch.nn.functional.layer_norm over the last dimension, with Triton kernels."""
-    check_inputs(x, normalized_shape, weight, bias, eps)  # before any allocation or launch
+    check_inputs(x, normalized_shape, weight, bias, eps)  # before any allocation
     return LayerNormFunction.apply(x, normalized_shape, weight, bias, eps)
 # --8<-- [end:autograd]

@@ -138,12 +138,10 @@ def gamma_grad_kernel(partial_ptr, dgamma_ptr, n_rows, n_cols, BLOCK_M: tl.const
     cols = pid * BLOCK_N + tl.arange(0, BLOCK_N)
     col_inside = cols < n_cols
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    start = 0
-    while start < n_rows:  # a while loop: the CPU interpreter cannot range() over a runtime int
+    for start in range(0, n_rows, BLOCK_M):
         rows = start + tl.arange(0, BLOCK_M)
         mask = (rows[:, None] < n_rows) & col_inside[None, :]
         acc += tl.load(partial_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=0.0)
-        start += BLOCK_M
     total = tl.sum(acc, axis=0)  # a sum over rows, not a mean
     tl.store(dgamma_ptr + cols, total.to(dgamma_ptr.dtype.element_ty), mask=col_inside)
 # --8<-- [end:gamma_kernel]

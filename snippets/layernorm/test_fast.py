@@ -1,0 +1,130 @@
+"""The fast LayerNorm against PyTorch's layer_norm computed in higher precision on the same inputs.
+
+Tolerance: max|out - ref| <= TOL[dtype] * max(max|ref|, 1), for y, dx, dW and dB, where ref
+is F.layer_norm on the inputs upcast to fp64 (an fp32 reference rounds by more than
+the fp32 tolerance where the exact answer is 0, e.g. N=1). TOL is about two half-ulps of the output
+dtype at the largest value: fp32 1e-5, fp16 2e-3, bf16 1e-2. NaN never passes.
+"""
+
+import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from layernorm.fast import ContractError, layer_norm_fast
+from normkit.runtime import DEVICE, INTERPRETED
+
+TOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+
+
+def poison_allocator():
+    # fill the caching allocator's free blocks with NaN: an output element the kernels
+    # forget to write then shows up as NaN instead of a plausible leftover value
+    if DEVICE.type == "cuda":
+        torch.full((64 * 1024 * 1024,), float("nan"), device=DEVICE)
+        torch.cuda.synchronize()
+
+
+def assert_close(name, out, ref, dtype):
+    out = out.double()
+    assert out.shape == ref.shape, f"{name}: shape {tuple(out.shape)} != {tuple(ref.shape)}"
+    scale = max(ref.abs().max().item(), 1.0)
+    err = (out - ref).abs().max().item()
+    assert err <= TOL[dtype] * scale, f"{name}: max error {err:.3g} > {TOL[dtype]} * {scale:.3g}"
+
+
+def check(shape, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    n = shape[-1]
+    x = (torch.randn(shape, generator=g) * 2 + 0.5).to(DEVICE, dtype).requires_grad_()
+    w = (torch.rand(n, generator=g) + 0.5).to(DEVICE, dtype).requires_grad_()
+    b = torch.randn(n, generator=g).to(DEVICE, dtype).requires_grad_()
+    dy = torch.randn(shape, generator=g).to(DEVICE, dtype)
+
+    poison_allocator()
+    y = layer_norm_fast(x, (n,), w, b)
+    dx, dw, db = torch.autograd.grad(y, (x, w, b), dy)
+    assert y.dtype == dx.dtype == dw.dtype == db.dtype == dtype
+
+    xr, wr, br = (t.detach().double().requires_grad_() for t in (x, w, b))
+    yr = F.layer_norm(xr, (n,), wr, br, 1e-5)
+    dxr, dwr, dbr = torch.autograd.grad(yr, (xr, wr, br), dy.double())
+    for name, out, ref in (("y", y, yr), ("dx", dx, dxr), ("dW", dw, dwr), ("dB", db, dbr)):
+        assert_close(name, out, ref.detach(), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(1, 1), (1, 257), (17, 1), (17, 257), (17, 1000), (300, 257)], ids=str)
+def test_matches_torch(shape, dtype):
+    check(shape, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_three_dim_input(dtype):
+    check((3, 7, 130), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_widest_rows_interpreter_sized(dtype):
+    check((5, 16384), dtype)  # the widest N accepted, with few rows
+
+
+def test_non_contiguous_input():
+    x = torch.randn(40, 64, device=DEVICE).t()  # (64, 40), rows not contiguous
+    w, b = torch.randn(40, device=DEVICE), torch.randn(40, device=DEVICE)
+    torch.testing.assert_close(layer_norm_fast(x, (40,), w, b), F.layer_norm(x, (40,), w, b))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(4096, 16384), (2, 2048, 4096), (32768, 1024), (1000, 8000)], ids=str)
+def test_large_shapes(shape, dtype):
+    check(shape, dtype)
+
+
+@pytest.mark.skipif(not INTERPRETED, reason="the GPU runs the full-size case in test_large_shapes")
+def test_many_rows_interpreter_sized():
+    check((2048, 32), torch.bfloat16)  # many rows per program: the fp32 accumulation at work
+
+
+def inputs(n=8, dtype=torch.float32):
+    return (torch.randn(4, n, device=DEVICE, dtype=dtype),
+            torch.randn(n, device=DEVICE, dtype=dtype), torch.randn(n, device=DEVICE, dtype=dtype))
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        (lambda x, w, b: (x.to(torch.float64), w.double(), b.double(), (8,)), "dtype torch.float64"),
+        (lambda x, w, b: (x.int(), w, b, (8,)), "dtype torch.int32"),
+        (lambda x, w, b: (x, w[:4], b, (8,)), "weight has shape (4,)"),
+        (lambda x, w, b: (x, w, b[:4], (8,)), "bias has shape (4,)"),
+        (lambda x, w, b: (x, w.half(), b, (8,)), "weight has dtype torch.float16"),
+        (lambda x, w, b: (x, w, b, (4, 8)), "normalized_shape"),
+        (lambda x, w, b: (x[:0], w, b, (8,)), "no elements"),
+        (lambda x, w, b: (x, None, b, (8,)), "weight must be a tensor"),
+        (lambda x, w, b: (x.sum(), w, b, (8,)), "0-d"),
+    ],
+)
+def test_bad_inputs_are_refused(change, words):
+    x, w, b, shape = change(*inputs())
+    with pytest.raises(ContractError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        layer_norm_fast(x, shape, w, b)
+
+
+def test_too_wide_and_bad_eps_are_refused():
+    x, w, b = inputs(16385)
+    with pytest.raises(ContractError, match="N=16385"):
+        layer_norm_fast(x, (16385,), w, b)
+    x, w, b = inputs()
+    with pytest.raises(ContractError, match="eps"):
+        layer_norm_fast(x, (8,), w, b, eps=float("nan"))
+
+
+def test_wrong_device_is_refused():
+    other = torch.device("meta")
+    x, w, b = (t.to(other) for t in inputs())
+    with pytest.raises(ContractError, match="meta"):
+        layer_norm_fast(x, (8,), w, b)

@@ -1,0 +1,333 @@
+"""Side-by-side speed of every LayerNorm / RMSNorm provider, measured in one run on any CUDA GPU.
+
+    python -m normkit.speed                      # the target shapes, both ops, bf16
+    python -m normkit.speed --sweep --small --json out.json
+
+Providers: the chapter's teaching kernel (when it imports and accepts the input), the fast
+kernel, torch eager, torch.compile (compiled per shape) and Liger-Kernel (when installed).
+Each is timed forward alone and forward+backward (torch.autograd.grad on a fresh graph
+every call, so torch.compile's donated buffers are never reused), as the median of
+normkit.bench.median_call_ms. Bytes counted: forward 2*M*N*elt (read x, write y);
+forward+backward 5*M*N*elt (and the backward reads x and dy and writes dx). Each figure is
+also given as a percentage of the device-to-device copy bandwidth measured in the same run.
+Every function returns JSON-serializable dicts.
+"""
+
+import argparse
+import json
+import time
+
+import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
+import torch
+import torch.nn.functional as F
+
+from normkit.bench import copy_bandwidth_gb_per_s, gb_per_s, median_call_ms
+
+OPS = ("layernorm", "rmsnorm")
+PROVIDERS = ("teaching", "fast", "torch", "compile", "liger")
+TARGET_SHAPES = ((32768, 4096), (32768, 8192))
+SWEEP_N = (1024, 2048, 4096, 8192, 16384)
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+LN_EPS, RMS_EPS = 1e-5, 1e-6
+
+
+def _provider_fn(op, name):
+    """A function (x, w, b) -> y for one provider, or raise ImportError when it is missing."""
+    if op == "layernorm":
+        if name == "teaching":
+            from layernorm import layer_norm
+            return lambda x, w, b: layer_norm(x, (x.shape[-1],), w, b, LN_EPS)
+        if name == "fast":
+            from layernorm.fast import layer_norm_fast
+            return lambda x, w, b: layer_norm_fast(x, (x.shape[-1],), w, b, LN_EPS)
+        if name in ("torch", "compile"):
+            fn = lambda x, w, b: F.layer_norm(x, (x.shape[-1],), w, b, LN_EPS)  # noqa: E731
+            return torch.compile(fn, dynamic=False) if name == "compile" else fn
+        if name == "liger":
+            from liger_kernel.ops.layer_norm import LigerLayerNormFunction
+            return lambda x, w, b: LigerLayerNormFunction.apply(x, w, b, LN_EPS)
+    else:
+        if name == "teaching":
+            from rmsnorm import rms_norm
+            return lambda x, w, b: rms_norm(x, w, RMS_EPS)
+        if name == "fast":
+            from rmsnorm.fast import rms_norm_fast
+            return lambda x, w, b: rms_norm_fast(x, w, RMS_EPS)
+        if name in ("torch", "compile"):
+            fn = lambda x, w, b: F.rms_norm(x, (x.shape[-1],), w, RMS_EPS)  # noqa: E731
+            return torch.compile(fn, dynamic=False) if name == "compile" else fn
+        if name == "liger":
+            from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+            # Liger's defaults: Llama casting, dx written in place of dy
+            return lambda x, w, b: LigerRMSNormFunction.apply(x, w, RMS_EPS)
+    raise ValueError(f"unknown op/provider {op}/{name}")
+
+
+def _inputs(op, M, N, dtype, grad):
+    g = torch.Generator(device="cuda").manual_seed(0)
+    x = torch.randn(M, N, device="cuda", dtype=dtype, generator=g)
+    w = torch.rand(N, device="cuda", dtype=dtype, generator=g) + 0.5
+    b = torch.randn(N, device="cuda", dtype=dtype, generator=g)
+    dy = torch.randn(M, N, device="cuda", dtype=dtype, generator=g)
+    params = [x, w, b] if op == "layernorm" else [x, w]
+    for t in params:
+        t.requires_grad_(grad)
+    return x, w, b, dy, params
+
+
+def _timing_kwargs(quick):
+    return dict(warmup_calls=5, samples=10, calls_per_sample=5) if quick else {}
+
+
+def time_provider(op, name, M, N, dtype, copy_gbps, quick=False):
+    """Forward and forward+backward of one provider at one shape: ms, GB/s, % of copy bandwidth."""
+    elt = torch.empty((), dtype=dtype).element_size()
+    row = {"op": op, "provider": name, "M": M, "N": N, "dtype": str(dtype).replace("torch.", "")}
+    try:
+        fn = _provider_fn(op, name)
+        with torch.no_grad():
+            x, w, b, _, _ = _inputs(op, M, N, dtype, grad=False)
+            fwd_ms = median_call_ms(lambda: fn(x, w, b), **_timing_kwargs(quick))
+        del x, w, b
+        x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
+        # a fresh graph every call: forward, then the gradients of all inputs
+        both_ms = median_call_ms(lambda: torch.autograd.grad(fn(x, w, b), params, dy), **_timing_kwargs(quick))
+    except Exception as e:  # a missing package or an input the provider refuses
+        row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+        return row
+    finally:
+        torch.cuda.empty_cache()
+    for key, ms, n_bytes in (("fwd", fwd_ms, 2 * M * N * elt), ("fwd_bwd", both_ms, 5 * M * N * elt)):
+        row[f"{key}_ms"] = ms
+        row[f"{key}_gbps"] = gb_per_s(n_bytes, ms)
+        row[f"{key}_pct_copy"] = 100 * gb_per_s(n_bytes, ms) / copy_gbps
+    return row
+
+
+def measure(op, shapes=TARGET_SHAPES, dtype=torch.bfloat16, providers=PROVIDERS, copy_gbps=None, quick=False):
+    """Every provider at every shape, in one run. Returns {'copy_gbps': ..., 'rows': [...]}."""
+    copy_gbps = copy_gbps or copy_bandwidth_gb_per_s()
+    rows = []
+    for M, N in shapes:
+        for name in providers:
+            if name == "compile":
+                torch._dynamo.reset()  # compiled per shape, from scratch
+            rows.append(time_provider(op, name, M, N, dtype, copy_gbps, quick))
+    return {"copy_gbps": copy_gbps, "rows": rows}
+
+
+def small_case(op, M=128, N=257, dtype=torch.float32, providers=("teaching", "fast", "torch")):
+    """The launch-bound case: plain calls against CUDA-graph replay of the same work.
+
+    Plain calls time what a training step sees: Python, autograd and launch overhead
+    included. Graph replay launches the captured kernels with none of that, so the gap
+    between the two columns is the launch overhead.
+    """
+    out = []
+    for name in providers:
+        row = {"op": op, "provider": name, "M": M, "N": N, "dtype": str(dtype).replace("torch.", "")}
+        try:
+            fn = _provider_fn(op, name)
+            x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
+            both = lambda: torch.autograd.grad(fn(x, w, b), params, dy)  # noqa: E731
+            fwd = lambda: fn(x, w, b)  # noqa: E731
+            for key, step in (("fwd", fwd), ("fwd_bwd", both)):
+                row[f"{key}_plain_us"] = 1e3 * median_call_ms(step)
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):  # warm up off the capturing stream, as torch asks
+                    for _ in range(3):
+                        step()
+                torch.cuda.current_stream().wait_stream(side)
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    step()
+                row[f"{key}_graph_us"] = 1e3 * median_call_ms(graph.replay)
+                del graph
+        except Exception as e:
+            row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+        out.append(row)
+    return out
+
+
+def dw_error(M=32768, N=4096, dtype=torch.bfloat16):
+    """dW error against PyTorch's fp32 computation, for each LayerNorm design, at many rows.
+
+    Includes an emulation of the official Triton tutorial's lock buffer, whose partial
+    sums are kept in the input dtype (GROUP_SIZE_M rows, each summing M / GROUP_SIZE_M
+    rounded contributions), to show the error that fp32 accumulation removes.
+    """
+    x, w, b, dy, params = _inputs("layernorm", M, N, dtype, grad=True)
+    xr, wr, br = (t.detach().float().requires_grad_() for t in (x, w, b))
+    yr = F.layer_norm(xr, (N,), wr, br, LN_EPS)
+    _, dw_ref, _ = torch.autograd.grad(yr, (xr, wr, br), dy.float())
+
+    def err(dw):
+        d = (dw.float() - dw_ref).abs()
+        return {"max_abs": d.max().item(), "rel_norm": (d.norm() / dw_ref.norm()).item(),
+                "max_abs_ref": dw_ref.abs().max().item()}
+
+    result = {"M": M, "N": N, "dtype": str(dtype).replace("torch.", "")}
+    for name in ("teaching", "fast", "torch", "liger"):
+        try:
+            fn = _provider_fn("layernorm", name)
+            result[name] = err(torch.autograd.grad(fn(x, w, b), params, dy)[1])
+        except Exception as e:
+            result[name] = {"error": f"{type(e).__name__}: {str(e)[:160]}"}
+
+    # the tutorial's design: partial rows in the input dtype, one per group of rows
+    group = 64 if N > 4096 else (96 if N > 1024 else 128)
+    with torch.no_grad():
+        xf = xr.detach()
+        mean = xf.mean(1, keepdim=True)
+        rstd = torch.rsqrt(xf.var(1, unbiased=False, keepdim=True) + LN_EPS)
+        contrib = (dy.float() * (xf - mean) * rstd).to(dtype)   # the kernel rounds its row first
+        part = torch.zeros(group, N, device="cuda", dtype=dtype)
+        for start in range(0, M, group):                          # rows start..start+group-1 hit groups 0..
+            chunk = contrib[start:start + group]
+            part[: chunk.shape[0]] = (part[: chunk.shape[0]].float() + chunk.float()).to(dtype)
+        result["lock_buffer_in_input_dtype"] = err(part.float().sum(0).to(dtype))
+        result["lock_buffer_in_input_dtype"]["group_size"] = group
+    return result
+
+
+def tune(op, M, N, dtype=torch.bfloat16, fwd_configs=(), bwd_configs=(), budget_s=None):
+    """Time the fast kernels' launch configurations directly (no autograd), for notes/fast-kernels.md."""
+    if op == "layernorm":
+        from layernorm import fast
+    else:
+        from rmsnorm import fast
+    elt = torch.empty((), dtype=dtype).element_size()
+    x, w, b, dy, _ = _inputs(op, M, N, dtype, grad=False)
+    args = (x, w, b, LN_EPS) if op == "layernorm" else (x, w, RMS_EPS)
+    saved = fast.forward_rows(*args)
+    t0 = time.time()
+    out = {"op": op, "M": M, "N": N, "dtype": str(dtype).replace("torch.", ""),
+           "default_fwd": list(fast.forward_config(N, elt)), "default_bwd": list(fast.backward_config(N, elt)),
+           "fwd": [], "bwd": []}
+    for cfg in [None, *fwd_configs]:
+        if budget_s and time.time() - t0 > budget_s:
+            break
+        try:
+            ms = median_call_ms(lambda: fast.forward_rows(*args, config=cfg), **_timing_kwargs(True))
+            out["fwd"].append({"config": cfg, "ms": ms, "gbps": gb_per_s(2 * M * N * elt, ms)})
+        except Exception as e:
+            out["fwd"].append({"config": cfg, "error": str(e)[:120]})
+    if op == "layernorm":
+        _, mean, rstd = saved
+        bwd = lambda cfg: fast.backward_rows(dy, x, w, mean, rstd, config=cfg)  # noqa: E731
+    else:
+        _, rstd = saved
+        bwd = lambda cfg: fast.backward_rows(dy, x, w, rstd, config=cfg)  # noqa: E731
+    for cfg in [None, *bwd_configs]:
+        if budget_s and time.time() - t0 > budget_s:
+            break
+        try:
+            ms = median_call_ms(lambda: bwd(cfg), **_timing_kwargs(True))
+            out["bwd"].append({"config": cfg, "ms": ms, "gbps": gb_per_s(3 * M * N * elt, ms)})
+        except Exception as e:
+            out["bwd"].append({"config": cfg, "error": str(e)[:120]})
+    del x, w, b, dy, saved
+    torch.cuda.empty_cache()
+    return out
+
+
+def tune_configs(N):
+    """The launch configurations tried on the H200 for one N: forward (ROWS, num_warps),
+    backward (ROWS, num_warps, programs_per_sm, PREFETCH). programs_per_sm changes only the
+    grid, so it costs no compilation."""
+    if N <= 2048:
+        fwd = [(1, 4), (2, 4), (4, 8), (8, 8)] if N == 1024 else [(1, 4), (1, 8), (2, 8), (4, 16)]
+        bwd = [(r, nw, s, 1) for r, nw in ((1, 4), (2, 4), (2, 8), (4, 8)) for s in (2, 4)]
+    elif N == 4096:
+        fwd = [(1, 2), (1, 4), (1, 8), (1, 16), (2, 8), (2, 16), (4, 16)]
+        bwd = [(1, nw, s, pf) for pf in (0, 1) for nw in (4, 8, 16) for s in (1, 2, 3, 4)]
+        bwd += [(2, 16, s, 1) for s in (1, 2)]
+    elif N == 8192:
+        fwd = [(1, 4), (1, 8), (1, 16), (1, 32), (2, 16)]
+        bwd = [(1, nw, s, pf) for pf in (0, 1) for nw in (8, 16, 32) for s in (1, 2)]
+    else:
+        fwd = [(1, 8), (1, 16), (1, 32)]
+        bwd = [(1, nw, s, pf) for pf in (0, 1) for nw in (16, 32) for s in (1, 2)]
+    return fwd, bwd
+
+
+def tune_sweep(ops=OPS, Ns=(4096, 8192, 1024, 2048, 16384), M=32768, dtype=torch.bfloat16, budget_s=140):
+    t0 = time.time()
+    out = []
+    for N in Ns:
+        for op in ops:
+            left = budget_s - (time.time() - t0)
+            if left <= 0:
+                return out
+            fwd, bwd = tune_configs(N)
+            r = tune(op, M, N, dtype, fwd, bwd, budget_s=left)
+            out.append(r)
+            best = lambda k: min((e for e in r[k] if "ms" in e), key=lambda e: e["ms"], default=None)  # noqa: E731
+            print(op, N, "default", r["default_fwd"], r["default_bwd"],
+                  "| fwd best", best("fwd"), "| bwd best", best("bwd"), flush=True)
+    return out
+
+
+def format_table(result):
+    """Markdown table: provider x shape, forward and forward+backward as % of copy bandwidth."""
+    lines = [f"copy bandwidth {result['copy_gbps']:.0f} GB/s",
+             "| op | shape | dtype | provider | fwd ms | fwd % copy | fwd+bwd ms | fwd+bwd % copy |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in result["rows"]:
+        head = f"| {r['op']} | {r['M']}x{r['N']} | {r['dtype']} | {r['provider']} |"
+        if "error" in r:
+            lines.append(f"{head} {r['error'][:60]} | | | |")
+        else:
+            lines.append(f"{head} {r['fwd_ms']:.3f} | {r['fwd_pct_copy']:.1f}% | "
+                         f"{r['fwd_bwd_ms']:.3f} | {r['fwd_bwd_pct_copy']:.1f}% |")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--op", choices=OPS, nargs="*", default=list(OPS))
+    p.add_argument("--dtype", choices=sorted(DTYPES), default="bf16")
+    p.add_argument("--M", type=int, default=32768)
+    p.add_argument("--N", type=int, nargs="*", default=[n for _, n in TARGET_SHAPES])
+    p.add_argument("--providers", nargs="*", default=list(PROVIDERS))
+    p.add_argument("--sweep", action="store_true", help=f"also N in {SWEEP_N} (quicker timing) for the plots")
+    p.add_argument("--small", action="store_true", help="the launch-bound 128x257 fp32 case, plain vs CUDA graph")
+    p.add_argument("--dw-error", action="store_true", help="LayerNorm dW error against fp32, per design")
+    p.add_argument("--tune", action="store_true", help="time the fast kernels' launch configurations")
+    p.add_argument("--skip-targets", action="store_true", help="skip the provider table at the target shapes")
+    p.add_argument("--json", help="write every result here")
+    a = p.parse_args(argv)
+    if not torch.cuda.is_available():
+        raise SystemExit("normkit.speed needs a CUDA GPU")
+    dtype = DTYPES[a.dtype]
+    report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
+    import triton
+    report["triton"] = triton.__version__
+    report["copy_gbps"] = copy_gbps = copy_bandwidth_gb_per_s()
+    if a.tune:
+        report["tune"] = tune_sweep(a.op, dtype=dtype)
+    report["targets"] = {} if a.skip_targets else {op: measure(op, [(a.M, n) for n in a.N], dtype, a.providers, copy_gbps) for op in a.op}
+    if a.sweep:
+        report["sweep"] = {op: measure(op, [(a.M, n) for n in SWEEP_N], dtype, a.providers, copy_gbps, quick=True)
+                           for op in a.op}
+    if a.small:
+        report["small"] = [row for op in a.op for row in small_case(op)]
+    if a.dw_error:
+        report["dw_error"] = dw_error()
+    report["copy_gbps_end"] = copy_bandwidth_gb_per_s()
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(report, f, indent=1)
+    for op in report["targets"]:
+        print(format_table(report["targets"][op]))
+    if a.small:
+        for r in report["small"]:
+            print(r)
+    if a.dw_error:
+        print(json.dumps(report["dw_error"]))
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""The fast RMSNorm against PyTorch's rms_norm computed in higher precision on the same inputs.
+
+Tolerance: max|out - ref| <= TOL[dtype] * max(max|ref|, 1), for y, dx and dW, where ref is
+F.rms_norm on the inputs upcast to fp64 (an fp32 reference rounds by more than
+the fp32 tolerance where the exact answer is 0, e.g. N=1). TOL is about two half-ulps of the output dtype at
+the largest value: fp32 1e-5, fp16 2e-3, bf16 1e-2. NaN never passes.
+"""
+
+import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from normkit.runtime import DEVICE, INTERPRETED
+from rmsnorm.fast import ContractError, rms_norm_fast
+
+TOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+EPS = 1e-6
+
+
+def poison_allocator():
+    # fill the caching allocator's free blocks with NaN: an output element the kernels
+    # forget to write then shows up as NaN instead of a plausible leftover value
+    if DEVICE.type == "cuda":
+        torch.full((64 * 1024 * 1024,), float("nan"), device=DEVICE)
+        torch.cuda.synchronize()
+
+
+def assert_close(name, out, ref, dtype):
+    out = out.double()
+    assert out.shape == ref.shape, f"{name}: shape {tuple(out.shape)} != {tuple(ref.shape)}"
+    scale = max(ref.abs().max().item(), 1.0)
+    err = (out - ref).abs().max().item()
+    assert err <= TOL[dtype] * scale, f"{name}: max error {err:.3g} > {TOL[dtype]} * {scale:.3g}"
+
+
+def check(shape, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    n = shape[-1]
+    x = (torch.randn(shape, generator=g) * 2 + 0.5).to(DEVICE, dtype).requires_grad_()
+    w = (torch.rand(n, generator=g) + 0.5).to(DEVICE, dtype).requires_grad_()
+    dy = torch.randn(shape, generator=g).to(DEVICE, dtype)
+
+    poison_allocator()
+    y = rms_norm_fast(x, w, EPS)
+    dx, dw = torch.autograd.grad(y, (x, w), dy)
+    assert y.dtype == dx.dtype == dw.dtype == dtype
+
+    xr, wr = (t.detach().double().requires_grad_() for t in (x, w))
+    yr = F.rms_norm(xr, (n,), wr, EPS)
+    dxr, dwr = torch.autograd.grad(yr, (xr, wr), dy.double())
+    for name, out, ref in (("y", y, yr), ("dx", dx, dxr), ("dW", dw, dwr)):
+        assert_close(name, out, ref.detach(), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(1, 1), (1, 257), (17, 1), (17, 257), (17, 1000), (300, 257)], ids=str)
+def test_matches_torch(shape, dtype):
+    check(shape, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_three_dim_input(dtype):
+    check((3, 7, 130), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_widest_rows_interpreter_sized(dtype):
+    check((5, 16384), dtype)  # the widest N accepted, with few rows
+
+
+def test_non_contiguous_input():
+    x = torch.randn(40, 64, device=DEVICE).t()  # (64, 40), rows not contiguous
+    w = torch.randn(40, device=DEVICE)
+    torch.testing.assert_close(rms_norm_fast(x, w, EPS), F.rms_norm(x, (40,), w, EPS))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(4096, 16384), (2, 2048, 4096), (32768, 1024), (1000, 8000)], ids=str)
+def test_large_shapes(shape, dtype):
+    check(shape, dtype)
+
+
+@pytest.mark.skipif(not INTERPRETED, reason="the GPU runs the full-size case in test_large_shapes")
+def test_many_rows_interpreter_sized():
+    check((2048, 32), torch.bfloat16)  # many rows per program: the fp32 accumulation at work
+
+
+def inputs(n=8, dtype=torch.float32):
+    return torch.randn(4, n, device=DEVICE, dtype=dtype), torch.randn(n, device=DEVICE, dtype=dtype)
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        (lambda x, w: (x.to(torch.float64), w.double()), "dtype torch.float64"),
+        (lambda x, w: (x.int(), w), "dtype torch.int32"),
+        (lambda x, w: (x, w[:4]), "weight has shape (4,)"),
+        (lambda x, w: (x, w.half()), "weight has dtype torch.float16"),
+        (lambda x, w: (x[:0], w), "no elements"),
+        (lambda x, w: (x, None), "weight must be a tensor"),
+        (lambda x, w: (x.sum(), w), "0-d"),
+    ],
+)
+def test_bad_inputs_are_refused(change, words):
+    x, w = change(*inputs())
+    with pytest.raises(ContractError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        rms_norm_fast(x, w, EPS)
+
+
+def test_too_wide_and_bad_eps_are_refused():
+    x, w = inputs(16385)
+    with pytest.raises(ContractError, match="N=16385"):
+        rms_norm_fast(x, w, EPS)
+    x, w = inputs()
+    with pytest.raises(ContractError, match="eps"):
+        rms_norm_fast(x, w, eps=-1.0)
+
+
+def test_wrong_device_is_refused():
+    x, w = (t.to("meta") for t in inputs())
+    with pytest.raises(ContractError, match="meta"):
+        rms_norm_fast(x, w, EPS)

@@ -1,0 +1,102 @@
+"""The published numbers: measured on the current kernel sources, rendered faithfully, quoted from data."""
+
+import json
+import re
+import shutil
+
+import pytest
+
+from sitecheck import DOCS, LANGUAGES, ROOT, built_page, markdown_pages
+
+import gpu_build  # scripts/, put on the path by sitecheck
+
+PLACEHOLDER = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\.([A-Za-z0-9_]+)\s*\}\}")
+
+
+def load(chapter):
+    path = gpu_build.measurements_path(chapter)
+    assert path.is_file(), f"{chapter}: no measurements; run the GPU build (scripts/gpu_build.py --only {chapter})"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("chapter", gpu_build.CHAPTERS)
+def test_measurements_are_of_the_current_kernel_sources(chapter):
+    provenance = load(chapter)["provenance"]
+    assert not provenance["quick"], f"{chapter}: the committed measurements come from a --quick smoke run"
+    missing = [name for name in provenance["sources"] if not (gpu_build.SNIPPETS / name).is_file()]
+    assert not missing, f"{chapter}: measured sources that no longer exist: {missing}"
+    assert provenance["sources_sha256"] == gpu_build.sources_hash(provenance["sources"]), (
+        f"{chapter}: the kernel sources changed since they were measured; "
+        f"run scripts/gpu_build.py --only {chapter} on a GPU and commit docs/data/{chapter}"
+    )
+
+
+@pytest.mark.parametrize("chapter", gpu_build.CHAPTERS)
+def test_measurements_say_where_and_when(chapter):
+    provenance = load(chapter)["provenance"]
+    for key in ("gpu", "sm_count", "driver", "cuda", "torch", "triton", "date", "git_commit", "copy_gb_per_s"):
+        assert provenance.get(key) not in (None, "", "unknown"), f"{chapter}: provenance lacks {key}"
+
+
+@pytest.mark.parametrize("chapter", gpu_build.CHAPTERS)
+def test_rendered_files_match_the_measurements(chapter, tmp_path):
+    gpu_build.render(chapter, tmp_path)
+    committed = DOCS / "data" / chapter
+    for rendered in sorted(tmp_path.iterdir()):
+        published = committed / rendered.name
+        assert published.is_file(), f"{chapter}: {rendered.name} is rendered but not committed"
+        assert published.read_bytes() == rendered.read_bytes(), (
+            f"{chapter}: docs/data/{chapter}/{rendered.name} differs from what the measurements render to; "
+            f"run scripts/gpu_build.py render --only {chapter}"
+        )
+
+
+def _copy_of_snippets(tmp_path):
+    snippets = tmp_path / "snippets"
+    shutil.copytree(ROOT / "snippets", snippets, ignore=shutil.ignore_patterns("__pycache__"))
+    return snippets
+
+
+@pytest.mark.parametrize("chapter", gpu_build.CHAPTERS)
+def test_a_changed_kernel_line_makes_the_measurements_stale(chapter, tmp_path):
+    sources = load(chapter)["provenance"]["sources"]
+    snippets = _copy_of_snippets(tmp_path)
+    assert gpu_build.sources_hash(sources, snippets) == gpu_build.sources_hash(sources)
+    ops = snippets / chapter / "ops.py"
+    assert f"{chapter}/ops.py" in sources, f"{chapter}: the measurement did not run {chapter}/ops.py"
+    ops.write_text(ops.read_text(encoding="utf-8").replace("tl.float32", "tl.float16", 1), encoding="utf-8")
+    assert gpu_build.sources_hash(sources, snippets) != gpu_build.sources_hash(sources)
+
+
+def test_the_measured_sources_are_the_modules_the_measurement_imported():
+    import importlib
+
+    importlib.import_module("rmsnorm.ops")
+    sources = gpu_build.loaded_sources("rmsnorm")
+    assert "rmsnorm/ops.py" in sources and "normkit/runtime.py" in sources
+    assert not any(name.startswith("layernorm/") or "/test_" in name for name in sources)
+
+
+def _quoted(markdown):
+    return PLACEHOLDER.findall(markdown)
+
+
+def test_every_quoted_number_exists_in_the_data():
+    for language, page, markdown in markdown_pages():
+        for chapter, key in _quoted(markdown):
+            quotes = json.loads((DOCS / "data" / chapter / "quotes.json").read_text(encoding="utf-8"))
+            assert key in quotes, f"{language}/{page}: quotes {chapter}.{key}, which the data does not hold"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_quoted_numbers_appear_in_the_built_pages(site_dir, language):
+    for lang, page, markdown in markdown_pages():
+        if lang != language:
+            continue
+        html = built_page(site_dir, language, page).read_text(encoding="utf-8")
+        assert "{{" not in re.sub(r"<code>.*?</code>|<pre.*?</pre>", "", html, flags=re.DOTALL), (
+            f"{language}/{page}: a placeholder was left in the built page"
+        )
+        for chapter, key in _quoted(markdown):
+            quotes = json.loads((DOCS / "data" / chapter / "quotes.json").read_text(encoding="utf-8"))
+            assert quotes[key] in html, f"{language}/{page}: {chapter}.{key} = {quotes[key]!r} is not on the page"
