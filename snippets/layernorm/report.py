@@ -67,6 +67,7 @@ def quotes(results, provenance):
             q[f"{short}_torch_gbps_n{n}"] = _gbps(r)
             q[f"{short}_speedup_n{n}"] = _ratio(t / r)
             q[f"{short}_pct_copy_n{n}"] = _percent(100 * t / copy)
+            q[f"{short}_triton_us_n{n}"] = f"{1000 * rows[(mode, 'triton', n)]['ms']:.0f} µs"
         low = min(ratios, key=ratios.get)
         high = max(ratios, key=ratios.get)
         q[f"{short}_speedup_min"], q[f"{short}_speedup_min_n"] = _ratio(ratios[low]), str(low)

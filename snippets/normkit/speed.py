@@ -233,23 +233,53 @@ def tune(op, M, N, dtype=torch.bfloat16, fwd_configs=(), bwd_configs=(), budget_
 
 
 def tune_configs(N):
-    """The launch configurations tried on the H200 for one N: forward (ROWS, num_warps),
-    backward (ROWS, num_warps, programs_per_sm, PREFETCH). programs_per_sm changes only the
-    grid, so it costs no compilation."""
-    if N <= 2048:
-        fwd = [(1, 4), (2, 4), (4, 8), (8, 8)] if N == 1024 else [(1, 4), (1, 8), (2, 8), (4, 16)]
-        bwd = [(r, nw, s, 1) for r, nw in ((1, 4), (2, 4), (2, 8), (4, 8)) for s in (2, 4)]
-    elif N == 4096:
-        fwd = [(1, 2), (1, 4), (1, 8), (1, 16), (2, 8), (2, 16), (4, 16)]
-        bwd = [(1, nw, s, pf) for pf in (0, 1) for nw in (4, 8, 16) for s in (1, 2, 3, 4)]
-        bwd += [(2, 16, s, 1) for s in (1, 2)]
-    elif N == 8192:
-        fwd = [(1, 4), (1, 8), (1, 16), (1, 32), (2, 16)]
-        bwd = [(1, nw, s, pf) for pf in (0, 1) for nw in (8, 16, 32) for s in (1, 2)]
-    else:
-        fwd = [(1, 8), (1, 16), (1, 32)]
-        bwd = [(1, nw, s, pf) for pf in (0, 1) for nw in (16, 32) for s in (1, 2)]
-    return fwd, bwd
+    """The launch configurations tried on the H200 for one N: forward (ROWS, num_warps, hints),
+    backward (ROWS, num_warps, programs_per_sm, PREFETCH, hints). programs_per_sm changes
+    only the grid, so it costs no compilation; hints=0 drops the L2 eviction hints."""
+    if N == 1024:
+        return ([(2, 2, 0), (2, 4, 0), (4, 4, 0), (8, 8, 0)],
+                [(2, 4, 4, 1), (2, 4, 8, 1), (4, 8, 4, 1), (4, 4, 4, 1), (8, 8, 2, 1), (2, 4, 4, 1, 0)])
+    if N == 2048:
+        return ([(1, 4, 0), (1, 2, 0), (2, 4, 0)],
+                [(1, 4, 4, 1), (1, 4, 6, 1), (2, 8, 2, 1), (1, 8, 4, 1), (1, 4, 4, 1, 0)])
+    if N == 4096:
+        return ([(1, 8, 0), (2, 8, 0), (1, 4, 0), (2, 8, 1), (1, 8, 1), (1, 16, 0), (4, 16, 0)],
+                [(2, 16, 1, 1, 0), (2, 16, 1, 1, 1), (2, 32, 1, 1, 1), (4, 32, 1, 1, 1), (2, 8, 1, 1, 1),
+                 (1, 8, 2, 1, 0), (2, 16, 2, 1, 1)])
+    if N == 8192:
+        return ([(1, 4, 0), (1, 4, 1), (1, 8, 0), (1, 16, 0), (2, 16, 0), (2, 16, 1), (1, 32, 0)],
+                [(1, 16, 1, 1, 0), (1, 16, 1, 1, 1), (1, 32, 1, 1, 1), (2, 32, 1, 1, 1), (1, 16, 2, 1, 1)])
+    return ([(1, 16, 0), (1, 8, 0), (1, 16, 1)], [(1, 16, 1, 0), (1, 32, 1, 0), (1, 16, 1, 0, 0)])
+
+
+def profile(op, M, N, dtype=torch.bfloat16, provider="fast", calls=10):
+    """Where a forward+backward call's time goes: host time per call (no synchronization),
+    wall time per call, and the GPU kernels with their device time per call."""
+    fn = _provider_fn(op, provider)
+    x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
+    step = lambda: torch.autograd.grad(fn(x, w, b), params, dy)  # noqa: E731
+    for _ in range(5):
+        step()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(calls):
+        step()
+    host = (time.perf_counter() - t) / calls
+    torch.cuda.synchronize()
+    wall = (time.perf_counter() - t) / calls
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=acts) as prof:
+        for _ in range(calls):
+            step()
+        torch.cuda.synchronize()
+    kernels = []
+    for e in prof.key_averages():
+        dev = getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0)
+        if dev and e.key and not e.key.startswith(("cuda", "aten", "autograd", "Profiler")):
+            kernels.append({"kernel": e.key[:60], "us_per_call": dev / calls, "count_per_call": e.count / calls})
+    kernels.sort(key=lambda k: -k["us_per_call"])
+    return {"op": op, "provider": provider, "M": M, "N": N, "host_us_per_call": 1e6 * host,
+            "wall_us_per_call": 1e6 * wall, "kernels": kernels[:8]}
 
 
 def tune_sweep(ops=OPS, Ns=(4096, 8192, 1024, 2048, 16384), M=32768, dtype=torch.bfloat16, budget_s=140):
@@ -294,6 +324,7 @@ def main(argv=None):
     p.add_argument("--sweep", action="store_true", help=f"also N in {SWEEP_N} (quicker timing) for the plots")
     p.add_argument("--small", action="store_true", help="the launch-bound 128x257 fp32 case, plain vs CUDA graph")
     p.add_argument("--dw-error", action="store_true", help="LayerNorm dW error against fp32, per design")
+    p.add_argument("--profile", action="store_true", help="host and kernel time of the fast fwd+bwd")
     p.add_argument("--tune", action="store_true", help="time the fast kernels' launch configurations")
     p.add_argument("--skip-targets", action="store_true", help="skip the provider table at the target shapes")
     p.add_argument("--json", help="write every result here")
@@ -305,6 +336,11 @@ def main(argv=None):
     import triton
     report["triton"] = triton.__version__
     report["copy_gbps"] = copy_gbps = copy_bandwidth_gb_per_s()
+    if a.profile:
+        report["profile"] = [profile(op, a.M, n, dtype, prov) for op in a.op for n in a.N
+                             for prov in ("fast", "torch", "liger")]
+        for r in report["profile"]:
+            print(json.dumps(r), flush=True)
     if a.tune:
         report["tune"] = tune_sweep(a.op, dtype=dtype)
     report["targets"] = {} if a.skip_targets else {op: measure(op, [(a.M, n) for n in a.N], dtype, a.providers, copy_gbps) for op in a.op}

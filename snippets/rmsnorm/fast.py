@@ -40,6 +40,8 @@ def rms_fast_fwd_kernel(
     M, N, eps,
     BLOCK_N: tl.constexpr,  # next power of two >= N: the whole row in registers
     ROWS: tl.constexpr,     # rows per program: short rows are packed so a program moves enough bytes
+    X_EVICT: tl.constexpr = "evict_first",  # L2 hints (tuning knob: "" turns them off)
+    W_EVICT: tl.constexpr = "evict_last",
 ):
     pid = tl.program_id(0)
     rows = pid * ROWS + tl.arange(0, ROWS)
@@ -50,8 +52,8 @@ def rms_fast_fwd_kernel(
     offsets = rows.to(tl.int64)[:, None] * N + cols[None, :]  # int64: M * N may pass 2**31
 
     # x is read once: do not let it push the weight out of L2
-    x = tl.load(X + offsets, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
-    w = tl.load(W + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
+    x = tl.load(X + offsets, mask=mask, other=0.0, eviction_policy=X_EVICT).to(tl.float32)
+    w = tl.load(W + cols, mask=col_ok, other=0.0, eviction_policy=W_EVICT).to(tl.float32)
 
     rstd = tl.rsqrt(tl.sum(x * x, axis=1) / N + eps)  # masked lanes hold 0: they add nothing
     y = x * rstd[:, None] * w[None, :]
@@ -71,6 +73,7 @@ def rms_fast_bwd_kernel(
     BLOCK_N: tl.constexpr,
     ROWS: tl.constexpr,      # rows handled per step of the loop
     PREFETCH: tl.constexpr,  # load the next step's x and dy before computing this one
+    X_EVICT: tl.constexpr = "evict_first",  # x and dy are read once (tuning knob: "" turns it off)
 ):
     pid = tl.program_id(0)
     cols = tl.arange(0, BLOCK_N)
@@ -89,8 +92,8 @@ def rms_fast_bwd_kernel(
         rows = start + tl.arange(0, ROWS)
         mask = (rows < end)[:, None] & col_ok[None, :]
         offsets = rows.to(tl.int64)[:, None] * N + cols[None, :]
-        x = tl.load(X + offsets, mask=mask, other=0.0, eviction_policy="evict_first")
-        dy = tl.load(DY + offsets, mask=mask, other=0.0, eviction_policy="evict_first")
+        x = tl.load(X + offsets, mask=mask, other=0.0, eviction_policy=X_EVICT)
+        dy = tl.load(DY + offsets, mask=mask, other=0.0, eviction_policy=X_EVICT)
     while start < end:
         rows = start + tl.arange(0, ROWS)
         row_ok = rows < end
@@ -101,18 +104,18 @@ def rms_fast_bwd_kernel(
             nxt = rows + ROWS
             nxt_mask = (nxt < end)[:, None] & col_ok[None, :]
             nxt_offsets = nxt.to(tl.int64)[:, None] * N + cols[None, :]
-            x_next = tl.load(X + nxt_offsets, mask=nxt_mask, other=0.0, eviction_policy="evict_first")
-            dy_next = tl.load(DY + nxt_offsets, mask=nxt_mask, other=0.0, eviction_policy="evict_first")
+            x_next = tl.load(X + nxt_offsets, mask=nxt_mask, other=0.0, eviction_policy=X_EVICT)
+            dy_next = tl.load(DY + nxt_offsets, mask=nxt_mask, other=0.0, eviction_policy=X_EVICT)
         else:
-            x = tl.load(X + offsets, mask=mask, other=0.0, eviction_policy="evict_first")
-            dy = tl.load(DY + offsets, mask=mask, other=0.0, eviction_policy="evict_first")
+            x = tl.load(X + offsets, mask=mask, other=0.0, eviction_policy=X_EVICT)
+            dy = tl.load(DY + offsets, mask=mask, other=0.0, eviction_policy=X_EVICT)
         rstd = tl.load(Rstd + rows, mask=row_ok, other=0.0)
 
         xf = x.to(tl.float32)
         dyf = dy.to(tl.float32)
         x_hat = xf * rstd[:, None]
         g = dyf * w[None, :]                       # gradient reaching x_hat
-        c = tl.sum(x_hat * g, axis=1) / N
+        c = tl.math.div_rn(tl.sum(x_hat * g, axis=1), tl.full([], N, tl.float32))  # rounded, like the forward's mean
         dx = (g - x_hat * c[:, None]) * rstd[:, None]
         tl.store(DX + offsets, dx.to(DX.dtype.element_ty), mask=mask)
 
@@ -157,13 +160,24 @@ def sm_count(device_index):
     return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
+# Measured on an H200 at M=32768 in bf16 (notes/fast-kernels.md, `python -m normkit.speed --tune`).
+# forward: N's power of two -> (ROWS, num_warps)
+FORWARD_TABLE = {1024: (2, 2), 2048: (1, 4), 4096: (1, 8), 8192: (2, 16), 16384: (1, 16)}
+# backward: N's power of two -> (ROWS, num_warps, programs per SM, PREFETCH)
+BACKWARD_TABLE = {
+    1024: (2, 4, 4, True), 2048: (1, 4, 4, True), 4096: (2, 16, 1, True),
+    8192: (1, 16, 1, True), 16384: (1, 16, 1, False),  # 16384: the prefetched row no longer fits
+}
+
+
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
-    """(BLOCK_N, ROWS, num_warps) for the forward kernel, tuned on an H200 (notes/fast-kernels.md)."""
+    """(BLOCK_N, ROWS, num_warps) for the forward kernel."""
     block_n = triton.next_power_of_2(n_cols)
-    rows = max(1, 2048 // block_n)               # at least 2048 elements per program
-    tile_bytes = rows * block_n * element_size
-    num_warps = min(max(tile_bytes // 2048, 1), 16)  # about 2 KiB of x per warp
+    if element_size == 2 and block_n in FORWARD_TABLE:
+        return (block_n, *FORWARD_TABLE[block_n])
+    rows = max(1, 2048 // block_n)                   # at least 2048 elements per program
+    num_warps = min(max(rows * block_n * element_size // 2048, 1), 16)  # about 2 KiB of x per warp
     return block_n, rows, num_warps
 
 
@@ -171,10 +185,11 @@ def forward_config(n_cols, element_size):
 def backward_config(n_cols, element_size):
     """(BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH) for the backward kernel."""
     block_n = triton.next_power_of_2(n_cols)
+    if element_size == 2 and block_n in BACKWARD_TABLE:
+        return (block_n, *BACKWARD_TABLE[block_n])
     rows = max(1, 1024 // block_n)
-    tile_bytes = rows * block_n * 4              # the backward holds fp32 rows
-    num_warps = min(max(tile_bytes // 2048, 1), 32)
-    return block_n, rows, num_warps, 2, True
+    num_warps = min(max(rows * block_n * 4 // 2048, 1), 16)  # the backward holds fp32 rows
+    return block_n, rows, num_warps, 2, block_n * element_size < 32768
 # --8<-- [end:fast_configs]
 
 
@@ -202,16 +217,19 @@ def check_inputs(x, weight, eps):
 
 # --8<-- [start:fast_forward_launch]
 def forward_rows(x2d, weight, eps, config=None):
-    """y, rstd for contiguous (M, N) rows. config overrides (ROWS, num_warps) for tuning."""
+    """y, rstd for contiguous (M, N) rows. config overrides (ROWS, num_warps[, hints]) for tuning."""
     M, N = x2d.shape
     block_n, rows, num_warps = forward_config(N, x2d.element_size())
+    hints = {}
     if config is not None:
-        rows, num_warps = config
+        rows, num_warps = config[:2]
+        if len(config) > 2 and not config[2]:
+            hints = dict(X_EVICT="", W_EVICT="")
     y = torch.empty_like(x2d)
     rstd = torch.empty(M, dtype=torch.float32, device=x2d.device)
     rms_fast_fwd_kernel[(triton.cdiv(M, rows),)](
         x2d, y, weight, rstd, M, N, eps,
-        BLOCK_N=block_n, ROWS=rows, num_warps=num_warps,
+        BLOCK_N=block_n, ROWS=rows, num_warps=num_warps, **hints,
     )
     return y, rstd
 # --8<-- [end:fast_forward_launch]
@@ -221,13 +239,16 @@ def forward_rows(x2d, weight, eps, config=None):
 def backward_rows(dy2d, x2d, weight, rstd, config=None, programs=None):
     """dx and dW for contiguous (M, N) rows.
 
-    config overrides (ROWS, num_warps, programs_per_sm, PREFETCH); programs overrides the
+    config overrides (ROWS, num_warps, programs_per_sm, PREFETCH[, hints]); programs overrides the
     grid size. Both exist for tuning and for the benchmark.
     """
     M, N = x2d.shape
     block_n, rows, num_warps, per_sm, prefetch = backward_config(N, x2d.element_size())
+    hints = {}
     if config is not None:
-        rows, num_warps, per_sm, prefetch = config
+        rows, num_warps, per_sm, prefetch = config[:4]
+        if len(config) > 4 and not config[4]:
+            hints = dict(X_EVICT="")
     if programs is None:
         # a persistent grid: every program resident at once, each with a block of rows;
         # tiny problems get a single program, which then writes dW itself
@@ -242,7 +263,7 @@ def backward_rows(dy2d, x2d, weight, rstd, config=None, programs=None):
     part = dw if programs == 1 else torch.empty((programs, N), dtype=torch.float32, device=x2d.device)
     rms_fast_bwd_kernel[(programs,)](
         x2d, dy2d, dx, weight, rstd, part, M, N, rows_per_program,
-        BLOCK_N=block_n, ROWS=rows, PREFETCH=prefetch, num_warps=num_warps,
+        BLOCK_N=block_n, ROWS=rows, PREFETCH=prefetch, num_warps=num_warps, **hints,
     )
     if programs > 1:
         # one small launch sums the partial rows and casts to the weight's dtype
