@@ -1,8 +1,10 @@
-"""Insert measured numbers into prose from the data the GPU build wrote.
+"""Insert measured numbers and tables into pages from the data the GPU build wrote.
 
-A page writes `{{ rmsnorm.fwd_diff_pct_128x257 }}`; this hook replaces it with the string stored
-under that key in docs/data/rmsnorm/quotes.json. An unknown chapter or key fails the build, so a
-sentence can never quote a number that the current measurements do not contain.
+- A page writes `{{ rmsnorm.fwd_diff_pct_128x257 }}`; this hook replaces it with the string stored
+  under that key in docs/data/rmsnorm/quotes.json. An unknown chapter or key fails the build, so a
+  sentence can never quote a number that the current measurements do not contain.
+- A page includes a table with `--8<-- "rmsnorm/timing.md"`; in the Chinese build this hook points
+  the include at rmsnorm/timing.zh.md, the same table with translated labels, when it exists.
 """
 
 import json
@@ -14,6 +16,7 @@ from mkdocs.exceptions import PluginError
 
 DATA_ROOT = Path(__file__).resolve().parent.parent / "docs" / "data"
 PLACEHOLDER = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\.([A-Za-z0-9_]+)\s*\}\}")
+DATA_INCLUDE = re.compile(r'^(?P<lead>\s*-{1,}8<-{1,}\s+")(?P<stem>[\w/-]+)\.md"', re.MULTILINE)
 
 
 @cache
@@ -32,7 +35,16 @@ def quote(match, page_path):
     return values[key]
 
 
-def on_page_markdown(markdown, page, **kwargs):
+def localized_include(match, language):
+    localized = f"{match['stem']}.{language}.md"
+    if language != "en" and (DATA_ROOT / localized).is_file():
+        return f'{match["lead"]}{localized}"'
+    return match.group(0)
+
+
+def on_page_markdown(markdown, page, config, **kwargs):
+    language = config["theme"]["language"]
+    markdown = DATA_INCLUDE.sub(lambda m: localized_include(m, language), markdown)
     return PLACEHOLDER.sub(lambda m: quote(m, page.file.src_uri), markdown)
 
 

@@ -27,6 +27,9 @@ SNIPPETS = ROOT / "snippets"
 DATA = ROOT / "docs" / "data"
 CHAPTERS = ("layernorm", "rmsnorm")
 
+sys.path.insert(0, str(SNIPPETS))
+from normkit.tables import write_localized  # noqa: E402
+
 
 def loaded_sources(chapter):
     """The snippet files a measurement ran: the chapter's and normkit's modules imported so far."""
@@ -126,22 +129,28 @@ def measure(chapters, quick):
         print(f"   wrote {path.relative_to(ROOT)}", flush=True)
 
 
-PROVENANCE_ROWS = (
-    ("GPU", "gpu"), ("SMs", "sm_count"), ("Copy bandwidth (GB/s, same run)", "copy_gb_per_s"),
-    ("Driver", "driver"), ("CUDA", "cuda"), ("PyTorch", "torch"), ("Triton", "triton"),
-    ("Python", "python"), ("Date", "date"), ("Git commit", "git_commit"),
-    ("Kernel sources (SHA-256)", "sources_sha256"),
-)
+PROVENANCE_ROWS = ("gpu", "sm_count", "copy_gb_per_s", "driver", "cuda", "torch", "triton", "python", "date",
+                   "git_commit", "sources_sha256")
+PROVENANCE_LABELS = {
+    "en": {"gpu": "GPU", "sm_count": "SMs", "copy_gb_per_s": "Copy bandwidth (GB/s, same run)",
+           "driver": "Driver", "cuda": "CUDA", "torch": "PyTorch", "triton": "Triton", "python": "Python",
+           "date": "Date", "git_commit": "Git commit", "sources_sha256": "Kernel sources (SHA-256)"},
+    "zh": {"gpu": "GPU", "sm_count": "SM 数量", "copy_gb_per_s": "拷贝带宽（GB/s，同一次运行）",
+           "driver": "驱动", "cuda": "CUDA", "torch": "PyTorch", "triton": "Triton", "python": "Python",
+           "date": "日期", "git_commit": "Git 提交", "sources_sha256": "内核源码（SHA-256）"},
+    "vi": {"gpu": "GPU", "sm_count": "Số SM", "copy_gb_per_s": "Băng thông sao chép (GB/s, cùng lần chạy)",
+           "driver": "Driver", "cuda": "CUDA", "torch": "PyTorch", "triton": "Triton", "python": "Python",
+           "date": "Ngày đo", "git_commit": "Commit Git", "sources_sha256": "Mã nguồn kernel (SHA-256)"},
+}
 
 
-def provenance_table(provenance):
-    """A language-neutral table: the row names are product and unit names."""
+def provenance_table(provenance, label):
     rows = ["| | |", "|---|---|"]
-    for label, key in PROVENANCE_ROWS:
+    for key in PROVENANCE_ROWS:
         value = provenance[key]
         if key in ("git_commit", "sources_sha256"):
             value = f"`{str(value)[:12]}`"
-        rows.append(f"| {label} | {value} |")
+        rows.append(f"| {label(key)} | {value} |")
     return "\n".join(rows) + "\n"
 
 
@@ -151,7 +160,9 @@ def render(chapter, out_dir=None):
     out_dir.mkdir(parents=True, exist_ok=True)
     measurements = json.loads(measurements_path(chapter).read_text(encoding="utf-8"))
     importlib.import_module(f"{chapter}.report").write(measurements, out_dir)
-    (out_dir / "provenance.md").write_text(provenance_table(measurements["provenance"]), encoding="utf-8")
+    write_localized(
+        out_dir, "provenance.md", lambda label: provenance_table(measurements["provenance"], label), PROVENANCE_LABELS
+    )
 
 
 def main():
@@ -163,7 +174,6 @@ def main():
     args = parser.parse_args()
     chapters = args.only or list(CHAPTERS)
 
-    sys.path.insert(0, str(SNIPPETS))
     if args.step in ("all", "measure"):
         if not args.skip_tests:
             run_snippet_tests()

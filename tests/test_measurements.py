@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from sitecheck import DOCS, LANGUAGES, ROOT, built_page, markdown_pages
+from sitecheck import DOCS, LANGUAGES, ROOT, built_page, markdown_pages, snippet_includes
 
 import gpu_build  # scripts/, put on the path by sitecheck
 
@@ -100,3 +100,33 @@ def test_quoted_numbers_appear_in_the_built_pages(site_dir, language):
         for chapter, key in _quoted(markdown):
             quotes = json.loads((DOCS / "data" / chapter / "quotes.json").read_text(encoding="utf-8"))
             assert quotes[key] in html, f"{language}/{page}: {chapter}.{key} = {quotes[key]!r} is not on the page"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.parametrize("chapter", gpu_build.CHAPTERS)
+def test_each_chapter_shows_its_measurements_with_provenance(chapter, language):
+    markdown = (DOCS / language / chapter / "index.md").read_text(encoding="utf-8")
+    includes = snippet_includes(markdown)
+    assert f"{chapter}/provenance.md" in includes, f"{language}/{chapter}: no provenance table (GPU, versions, date)"
+    assert any(t.startswith(f"{chapter}/") and t.endswith(".md") and "provenance" not in t for t in includes), (
+        f"{language}/{chapter}: no table of measured results"
+    )
+    assert f"../data/{chapter}/" in markdown and ".svg" in markdown, f"{language}/{chapter}: no plot of the results"
+
+
+@pytest.mark.parametrize("language", [lang for lang in LANGUAGES if lang != "en"])
+def test_tables_are_shown_in_the_language_of_the_page(site_dir, language):
+    import html as html_lib
+
+    for lang, page, markdown in markdown_pages():
+        if lang != language:
+            continue
+        built = html_lib.unescape(built_page(site_dir, language, page).read_text(encoding="utf-8"))
+        for target in snippet_includes(markdown):
+            localized = DOCS / "data" / target.replace(".md", f".{language}.md")
+            if not target.endswith(".md") or not localized.is_file():
+                continue
+            header = localized.read_text(encoding="utf-8").splitlines()[0]
+            for cell in filter(None, (c.strip() for c in header.split("|"))):
+                cell = re.sub(r"\*\*|`", "", cell)
+                assert cell in built, f"{language}/{page}: the {language} table {localized.name} is not shown ({cell!r})"

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import matplotlib
 
+from normkit.tables import write_localized
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -36,12 +38,19 @@ def _percent(value):
     return f"{value:.0f}%"
 
 
-def benchmark_markdown(results, copy_gb_per_s):
+LABELS = {
+    "en": {"of_copy": "Triton / copy"},
+    "zh": {"of_copy": "Triton / 拷贝带宽"},
+    "vi": {"of_copy": "Triton / băng thông sao chép"},
+}
+
+
+def benchmark_markdown(results, copy_gb_per_s, label):
     rows = _index(results)
     out = []
     for mode, short in MODES.items():
         out += [f"**{short}** · M = {results['M']} · {results['dtype']}", "",
-                "| N | Triton GB/s | torch GB/s | Triton / copy | Triton / torch |",
+                f"| N | Triton GB/s | torch GB/s | {label('of_copy')} | Triton / torch |",
                 "|--:|--:|--:|--:|--:|"]
         for n in results["n_values"]:
             t = rows[(mode, "triton", n)]["gb_per_s"]
@@ -109,7 +118,7 @@ def write(measurements, out_dir):
     out_dir.mkdir(parents=True, exist_ok=True)
     provenance, results = measurements["provenance"], measurements["results"]
     copy = float(provenance["copy_gb_per_s"])
-    (out_dir / "benchmark.md").write_text(benchmark_markdown(results, copy), encoding="utf-8")
+    write_localized(out_dir, "benchmark.md", lambda label: benchmark_markdown(results, copy, label), LABELS)
     bandwidth_plot(results, provenance, out_dir / "bandwidth.svg")
     (out_dir / "quotes.json").write_text(
         json.dumps(quotes(results, provenance), indent=2, ensure_ascii=False, sort_keys=True) + "\n",

@@ -8,11 +8,50 @@ import json
 import pathlib
 
 from normkit.bench import gb_per_s
+from normkit.tables import write_localized
 from rmsnorm.examples import format_examples
 from rmsnorm.exercise import format_exercise
 from rmsnorm.timing import diff_pct
 
 SCOPES = (("fwd", "fwd"), ("fwdbwd", "fwd + bwd"))
+
+LABELS = {
+    "en": {
+        "quantity": "quantity", "cases": "cases", "max_abs_error": "max abs error",
+        "error_ratio": "max error / allowed", "failed": "failed cases",
+        "shape": "shape", "scope": "scope", "reference_us": "reference (µs)", "kernel_us": "kernel (µs)",
+        "difference": "kernel − reference", "reference_gbps": "reference GB/s (% copy)",
+        "kernel_gbps": "kernel GB/s (% copy)", "reference": "reference", "kernel": "kernel",
+        "val_mse": "validation MSE", "test_mse": "test MSE",
+        "calls": "RMSNorm forwards / backwards in training", "check": "check", "value": "value",
+        "init_out": "initial output difference", "init_grad": "initial gradient difference",
+        "final_param": "largest parameter difference after training",
+        "reload": "checkpoint reload difference",
+    },
+    "zh": {
+        "quantity": "量", "cases": "用例数", "max_abs_error": "最大绝对误差",
+        "error_ratio": "最大误差 / 容差", "failed": "失败用例",
+        "shape": "形状", "scope": "范围", "reference_us": "参考实现（µs）", "kernel_us": "内核（µs）",
+        "difference": "内核 − 参考", "reference_gbps": "参考实现 GB/s（占拷贝带宽 %）",
+        "kernel_gbps": "内核 GB/s（占拷贝带宽 %）", "reference": "参考实现", "kernel": "内核",
+        "val_mse": "验证集 MSE", "test_mse": "测试集 MSE",
+        "calls": "训练中 RMSNorm 前向 / 反向次数", "check": "检查项", "value": "值",
+        "init_out": "初始输出差异", "init_grad": "初始梯度差异",
+        "final_param": "训练后参数的最大差异", "reload": "检查点重新加载后的差异",
+    },
+    "vi": {
+        "quantity": "đại lượng", "cases": "số trường hợp", "max_abs_error": "sai số tuyệt đối lớn nhất",
+        "error_ratio": "sai số lớn nhất / cho phép", "failed": "trường hợp thất bại",
+        "shape": "kích thước", "scope": "phạm vi", "reference_us": "tham chiếu (µs)", "kernel_us": "kernel (µs)",
+        "difference": "kernel − tham chiếu", "reference_gbps": "tham chiếu GB/s (% sao chép)",
+        "kernel_gbps": "kernel GB/s (% sao chép)", "reference": "tham chiếu", "kernel": "kernel",
+        "val_mse": "MSE tập xác thực", "test_mse": "MSE tập kiểm tra",
+        "calls": "số lượt xuôi / ngược của RMSNorm khi huấn luyện", "check": "kiểm tra", "value": "giá trị",
+        "init_out": "chênh lệch đầu ra ban đầu", "init_grad": "chênh lệch gradient ban đầu",
+        "final_param": "chênh lệch tham số lớn nhất sau huấn luyện",
+        "reload": "chênh lệch sau khi nạp lại checkpoint",
+    },
+}
 
 
 def _sci(v):
@@ -31,8 +70,9 @@ def _shape(s):
     return f"{s['m']}×{s['n']} {s['dtype']}"
 
 
-def accuracy_md(acc):
-    rows = ["| quantity | dtype | atol | rtol | cases | max abs error | max error / allowed | failed cases |",
+def accuracy_md(acc, t):
+    rows = [f"| {t('quantity')} | dtype | atol | rtol | {t('cases')} | {t('max_abs_error')} | {t('error_ratio')} "
+            f"| {t('failed')} |",
             "|---|---|--:|--:|--:|--:|--:|--:|"]
     names = {"y": "$y$", "dx": "$dx$", "dgamma": "$d\\gamma$"}
     for s in acc["per_quantity_dtype"]:
@@ -47,9 +87,9 @@ def _bandwidth(s, scope, impl, copy):
     return gbs, 100 * gbs / copy
 
 
-def timing_md(tim, copy):
-    rows = ["| shape | scope | reference (µs) | kernel (µs) | kernel − reference | reference GB/s (% copy) "
-            "| kernel GB/s (% copy) |",
+def timing_md(tim, copy, t):
+    rows = [f"| {t('shape')} | {t('scope')} | {t('reference_us')} | {t('kernel_us')} | {t('difference')} "
+            f"| {t('reference_gbps')} | {t('kernel_gbps')} |",
             "|---|---|--:|--:|--:|--:|--:|"]
     for s in tim["shapes"]:
         for scope, label in SCOPES:
@@ -66,18 +106,18 @@ def timing_md(tim, copy):
     return "\n".join(rows) + "\n"
 
 
-def training_md(tr):
-    rows = ["| | reference | kernel |", "|---|--:|--:|"]
-    rows.append(f"| validation MSE | {tr['val_mse']['reference']:.5f} | {tr['val_mse']['kernel']:.5f} |")
-    rows.append(f"| test MSE | {tr['test_mse']['reference']:.5f} | {tr['test_mse']['kernel']:.5f} |")
-    rows.append(f"| RMSNorm forwards / backwards in training | — | {tr['kernel_forwards']} / {tr['kernel_backwards']} |")
+def training_md(tr, t):
+    rows = [f"| | {t('reference')} | {t('kernel')} |", "|---|--:|--:|"]
+    rows.append(f"| {t('val_mse')} | {tr['val_mse']['reference']:.5f} | {tr['val_mse']['kernel']:.5f} |")
+    rows.append(f"| {t('test_mse')} | {tr['test_mse']['reference']:.5f} | {tr['test_mse']['kernel']:.5f} |")
+    rows.append(f"| {t('calls')} | — | {tr['kernel_forwards']} / {tr['kernel_backwards']} |")
     rows.append("")
-    rows.append("| check | value |")
+    rows.append(f"| {t('check')} | {t('value')} |")
     rows.append("|---|--:|")
-    rows.append(f"| initial output difference | {_sci(tr['initial_output_diff'])} |")
-    rows.append(f"| initial gradient difference | {_sci(tr['initial_grad_diff'])} |")
-    rows.append(f"| largest parameter difference after training | {_sci(tr['final_param_diff'])} |")
-    rows.append(f"| checkpoint reload difference | {_sci(tr['reload_diff'])} |")
+    rows.append(f"| {t('init_out')} | {_sci(tr['initial_output_diff'])} |")
+    rows.append(f"| {t('init_grad')} | {_sci(tr['initial_grad_diff'])} |")
+    rows.append(f"| {t('final_param')} | {_sci(tr['final_param_diff'])} |")
+    rows.append(f"| {t('reload')} | {_sci(tr['reload_diff'])} |")
     return "\n".join(rows) + "\n"
 
 
@@ -101,7 +141,7 @@ def timing_svg(tim, path):
         ax.set_yscale("log")
         ax.set_title(title)
         ax.grid(axis="y", which="both", alpha=0.3)
-    axes[0].set_ylabel("µs (median)")
+    axes[0].set_ylabel("µs")
     axes[1].legend(frameon=False)
     fig.tight_layout()
     fig.savefig(path, format="svg", metadata={"Date": None})
@@ -153,9 +193,9 @@ def write(measurements, out_dir):
     out_dir.mkdir(parents=True, exist_ok=True)
     res = measurements["results"]
     copy = measurements["provenance"]["copy_gb_per_s"]
-    (out_dir / "accuracy.md").write_text(accuracy_md(res["accuracy"]), encoding="utf-8")
-    (out_dir / "timing.md").write_text(timing_md(res["timing"], copy), encoding="utf-8")
-    (out_dir / "training.md").write_text(training_md(res["training"]), encoding="utf-8")
+    write_localized(out_dir, "accuracy.md", lambda t: accuracy_md(res["accuracy"], t), LABELS)
+    write_localized(out_dir, "timing.md", lambda t: timing_md(res["timing"], copy, t), LABELS)
+    write_localized(out_dir, "training.md", lambda t: training_md(res["training"], t), LABELS)
     (out_dir / "examples.txt").write_text(format_examples(res["examples"]) + "\n", encoding="utf-8")
     (out_dir / "exercise.txt").write_text(format_exercise(res["exercise"]) + "\n", encoding="utf-8")
     timing_svg(res["timing"], out_dir / "timing.svg")

@@ -35,8 +35,11 @@ def synthetic_measurements():
 def test_write_renders_every_file(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     names = {p.name for p in tmp_path.iterdir()}
-    assert names == {"accuracy.md", "timing.md", "training.md", "examples.txt", "exercise.txt", "timing.svg",
-                     "quotes.json"}
+    tables = {f"{name}{lang}.md" for name in ("accuracy", "timing", "training") for lang in ("", ".zh", ".vi")}
+    assert names == tables | {"examples.txt", "exercise.txt", "timing.svg", "quotes.json"}
+    # the same numbers in every language, only the labels translated
+    zh = (tmp_path / "timing.zh.md").read_text(encoding="utf-8")
+    assert "| 4096×4096 float16 | fwd | 50.00 | 60.00 | +20.0 % |" in zh and "内核" in zh
     q = json.loads((tmp_path / "quotes.json").read_text())
     assert all(isinstance(v, str) for v in q.values())
     assert q["fwd_diff_pct_128x257_fp32"] == "+20.0 %"
