@@ -42,8 +42,6 @@ def ln_fast_fwd_kernel(
     M, N, eps,
     BLOCK_N: tl.constexpr,  # next power of two >= N: the whole row in registers
     ROWS: tl.constexpr,     # rows per program: short rows are packed so a program moves enough bytes
-    X_EVICT: tl.constexpr = "evict_first",  # L2 hints (tuning knob: "" turns them off)
-    W_EVICT: tl.constexpr = "evict_last",
 ):
     pid = tl.program_id(0)
     rows = pid * ROWS + tl.arange(0, ROWS)
@@ -53,10 +51,9 @@ def ln_fast_fwd_kernel(
     mask = row_ok[:, None] & col_ok[None, :]
     offsets = rows.to(tl.int64)[:, None] * N + cols[None, :]  # int64: M * N may pass 2**31
 
-    # x is read once and never again by this kernel: do not let it push W and B out of L2
-    x = tl.load(X + offsets, mask=mask, other=0.0, eviction_policy=X_EVICT).to(tl.float32)
-    w = tl.load(W + cols, mask=col_ok, other=0.0, eviction_policy=W_EVICT).to(tl.float32)
-    b = tl.load(B + cols, mask=col_ok, other=0.0, eviction_policy=W_EVICT).to(tl.float32)
+    x = tl.load(X + offsets, mask=mask, other=0.0).to(tl.float32)
+    w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)
+    b = tl.load(B + cols, mask=col_ok, other=0.0).to(tl.float32)
 
     # both statistics from the registers: one read of x instead of the teaching kernel's three
     mean = tl.sum(x, axis=1) / N
@@ -81,7 +78,6 @@ def ln_fast_bwd_kernel(
     BLOCK_N: tl.constexpr,
     ROWS: tl.constexpr,      # rows handled per step of the loop
     PREFETCH: tl.constexpr,  # load the next step's x and dy before computing this one
-    X_EVICT: tl.constexpr = "evict_first",  # x and dy are read once (tuning knob: "" turns it off)
 ):
     pid = tl.program_id(0)
     programs = tl.num_programs(0)
@@ -103,8 +99,8 @@ def ln_fast_bwd_kernel(
         rows = start + tl.arange(0, ROWS)
         mask = (rows < end)[:, None] & col_ok[None, :]
         offsets = rows.to(tl.int64)[:, None] * N + cols[None, :]
-        x = tl.load(X + offsets, mask=mask, other=0.0, eviction_policy=X_EVICT)
-        dy = tl.load(DY + offsets, mask=mask, other=0.0, eviction_policy=X_EVICT)
+        x = tl.load(X + offsets, mask=mask, other=0.0)
+        dy = tl.load(DY + offsets, mask=mask, other=0.0)
     while start < end:
         rows = start + tl.arange(0, ROWS)
         row_ok = rows < end
@@ -115,11 +111,11 @@ def ln_fast_bwd_kernel(
             nxt = rows + ROWS
             nxt_mask = (nxt < end)[:, None] & col_ok[None, :]
             nxt_offsets = nxt.to(tl.int64)[:, None] * N + cols[None, :]
-            x_next = tl.load(X + nxt_offsets, mask=nxt_mask, other=0.0, eviction_policy=X_EVICT)
-            dy_next = tl.load(DY + nxt_offsets, mask=nxt_mask, other=0.0, eviction_policy=X_EVICT)
+            x_next = tl.load(X + nxt_offsets, mask=nxt_mask, other=0.0)
+            dy_next = tl.load(DY + nxt_offsets, mask=nxt_mask, other=0.0)
         else:
-            x = tl.load(X + offsets, mask=mask, other=0.0, eviction_policy=X_EVICT)
-            dy = tl.load(DY + offsets, mask=mask, other=0.0, eviction_policy=X_EVICT)
+            x = tl.load(X + offsets, mask=mask, other=0.0)
+            dy = tl.load(DY + offsets, mask=mask, other=0.0)
         mean = tl.load(Mean + rows, mask=row_ok, other=0.0)
         rstd = tl.load(Rstd + rows, mask=row_ok, other=0.0)
 
@@ -183,10 +179,10 @@ def sm_count(device_index):
 
 # Measured on an H200 at M=32768 in bf16 (notes/fast-kernels.md, `python -m normkit.speed --tune`).
 # forward: N's power of two -> (ROWS, num_warps)
-FORWARD_TABLE = {1024: (2, 2), 2048: (1, 2), 4096: (2, 8), 8192: (1, 4), 16384: (1, 16)}
+FORWARD_TABLE = {1024: (2, 4), 2048: (1, 2), 4096: (2, 8), 8192: (1, 4), 16384: (1, 8)}
 # backward: N's power of two -> (ROWS, num_warps, programs per SM, PREFETCH)
 BACKWARD_TABLE = {
-    1024: (2, 4, 4, True), 2048: (1, 4, 4, True), 4096: (2, 16, 1, True),
+    1024: (4, 4, 4, True), 2048: (1, 4, 4, True), 4096: (1, 8, 2, True),
     8192: (1, 16, 1, True), 16384: (1, 16, 1, False),  # 16384: the prefetched row no longer fits
 }
 
@@ -245,20 +241,17 @@ def check_inputs(x, normalized_shape, weight, bias, eps):
 
 # --8<-- [start:fast_forward_launch]
 def forward_rows(x2d, weight, bias, eps, config=None):
-    """y, mean, rstd for contiguous (M, N) rows. config overrides (ROWS, num_warps[, hints]) for tuning."""
+    """y, mean, rstd for contiguous (M, N) rows. config overrides (ROWS, num_warps) for tuning."""
     M, N = x2d.shape
     block_n, rows, num_warps = forward_config(N, x2d.element_size())
-    hints = {}
     if config is not None:
-        rows, num_warps = config[:2]
-        if len(config) > 2 and not config[2]:
-            hints = dict(X_EVICT="", W_EVICT="")
+        rows, num_warps = config
     y = torch.empty_like(x2d)
     mean = torch.empty(M, dtype=torch.float32, device=x2d.device)
     rstd = torch.empty(M, dtype=torch.float32, device=x2d.device)
     ln_fast_fwd_kernel[(triton.cdiv(M, rows),)](
         x2d, y, weight, bias, mean, rstd, M, N, eps,
-        BLOCK_N=block_n, ROWS=rows, num_warps=num_warps, **hints,
+        BLOCK_N=block_n, ROWS=rows, num_warps=num_warps,
     )
     return y, mean, rstd
 # --8<-- [end:fast_forward_launch]
@@ -268,20 +261,16 @@ def forward_rows(x2d, weight, bias, eps, config=None):
 def backward_rows(dy2d, x2d, weight, mean, rstd, config=None, programs=None):
     """dx, dW and dB for contiguous (M, N) rows.
 
-    config overrides (ROWS, num_warps, programs_per_sm, PREFETCH[, hints]); programs overrides the
+    config overrides (ROWS, num_warps, programs_per_sm, PREFETCH); programs overrides the
     grid size. Both exist for tuning and for the benchmark.
     """
     M, N = x2d.shape
     block_n, rows, num_warps, per_sm, prefetch = backward_config(N, x2d.element_size())
-    hints = {}
     if config is not None:
-        rows, num_warps, per_sm, prefetch = config[:4]
-        if len(config) > 4 and not config[4]:
-            hints = dict(X_EVICT="")
+        rows, num_warps, per_sm, prefetch = config
     if programs is None:
-        # a persistent grid: every program resident at once, each with a block of rows;
-        # tiny problems get a single program, which then writes dW and dB itself
-        programs = 1 if M * N <= 65536 else sm_count(x2d.device.index) * per_sm
+        # a persistent grid: every program resident at once, each with a block of rows
+        programs = sm_count(x2d.device.index) * per_sm
     programs = max(1, min(programs, triton.cdiv(M, rows)))
     rows_per_program = triton.cdiv(triton.cdiv(M, programs), rows) * rows  # whole steps
     programs = triton.cdiv(M, rows_per_program)
@@ -292,7 +281,7 @@ def backward_rows(dy2d, x2d, weight, mean, rstd, config=None, programs=None):
     part = out if programs == 1 else torch.empty((2, programs, N), dtype=torch.float32, device=x2d.device)
     ln_fast_bwd_kernel[(programs,)](
         x2d, dy2d, dx, weight, mean, rstd, part, M, N, rows_per_program,
-        BLOCK_N=block_n, ROWS=rows, PREFETCH=prefetch, num_warps=num_warps, **hints,
+        BLOCK_N=block_n, ROWS=rows, PREFETCH=prefetch, num_warps=num_warps,
     )
     if programs > 1:
         # one small launch sums both halves and casts to the weight's dtype; torch would

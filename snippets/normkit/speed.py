@@ -116,7 +116,7 @@ def measure(op, shapes=TARGET_SHAPES, dtype=torch.bfloat16, providers=PROVIDERS,
     return {"copy_gbps": copy_gbps, "rows": rows}
 
 
-def small_case(op, M=128, N=257, dtype=torch.float32, providers=("teaching", "fast", "torch")):
+def small_case(op, M=128, N=257, dtype=torch.float32, providers=("teaching", "fast", "torch", "liger")):
     """The launch-bound case: plain calls against CUDA-graph replay of the same work.
 
     Plain calls time what a training step sees: Python, autograd and launch overhead
@@ -336,6 +336,14 @@ def main(argv=None):
     import triton
     report["triton"] = triton.__version__
     report["copy_gbps"] = copy_gbps = copy_bandwidth_gb_per_s()
+
+    def save(stage):
+        # written after every stage, so a run cut short still leaves what it measured
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(report, f, indent=1)
+        print(f"# {stage} done", flush=True)
+
     if a.profile:
         report["profile"] = [profile(op, a.M, n, dtype, prov) for op in a.op for n in a.N
                              for prov in ("fast", "torch", "liger")]
@@ -343,25 +351,33 @@ def main(argv=None):
             print(json.dumps(r), flush=True)
     if a.tune:
         report["tune"] = tune_sweep(a.op, dtype=dtype)
-    report["targets"] = {} if a.skip_targets else {op: measure(op, [(a.M, n) for n in a.N], dtype, a.providers, copy_gbps) for op in a.op}
-    if a.sweep:
-        report["sweep"] = {op: measure(op, [(a.M, n) for n in SWEEP_N], dtype, a.providers, copy_gbps, quick=True)
-                           for op in a.op}
+    # torch.compile last: its compilations take the longest
+    first = [p for p in a.providers if p != "compile"]
+    report["targets"] = {}
+    if not a.skip_targets:
+        report["targets"] = {op: measure(op, [(a.M, n) for n in a.N], dtype, first, copy_gbps) for op in a.op}
+        save("targets")
     if a.small:
         report["small"] = [row for op in a.op for row in small_case(op)]
+        for r in report["small"]:
+            print(json.dumps(r), flush=True)
+        save("small")
     if a.dw_error:
         report["dw_error"] = dw_error()
+        print(json.dumps(report["dw_error"]), flush=True)
+        save("dw_error")
+    if a.sweep:
+        report["sweep"] = {op: measure(op, [(a.M, n) for n in SWEEP_N], dtype, first, copy_gbps, quick=True)
+                           for op in a.op}
+        save("sweep")
+    if "compile" in a.providers and not a.skip_targets:
+        for op in a.op:
+            report["targets"][op]["rows"] += measure(op, [(a.M, n) for n in a.N], dtype, ["compile"], copy_gbps)["rows"]
+            save(f"compile {op}")
     report["copy_gbps_end"] = copy_bandwidth_gb_per_s()
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(report, f, indent=1)
+    save("all")
     for op in report["targets"]:
         print(format_table(report["targets"][op]))
-    if a.small:
-        for r in report["small"]:
-            print(r)
-    if a.dw_error:
-        print(json.dumps(report["dw_error"]))
     return report
 
 

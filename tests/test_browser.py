@@ -1,0 +1,205 @@
+"""The built site in a real browser (Debian's headless Chromium driven by Playwright).
+
+Every page in every language: it loads with no console error and no request off 127.0.0.1, its
+math is typeset, its images load, its copy button copies the snippet's exact text, its language
+switcher lands on the same page, and nothing overflows a 390-px phone screen. Search finds a
+chapter by a word of that language, and both colour schemes render.
+
+Needs /usr/bin/chromium (.ci/run installs Debian's package). Without it these tests skip, except
+in CI (CI=true), where a missing browser is a failure.
+"""
+
+import functools
+import http.server
+import os
+import re
+import shutil
+import textwrap
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from sitecheck import LANGUAGES, SNIPPETS, built_page, markdown_pages, output_dir, pages, snippet_includes
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+if not Path(CHROMIUM).is_file():
+    if os.environ.get("CI") == "true":
+        raise RuntimeError("CI needs Debian's chromium for the browser tests (apt-get install chromium)")
+    pytest.skip("no chromium on this machine (apt-get install chromium)", allow_module_level=True)
+
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+PAGES = [(language, page) for language in LANGUAGES for page in pages("en")]
+LAUNCH_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]
+SEARCHES = {"en": ("atomic lock", "layernorm/"), "zh": ("原子锁", "zh/layernorm/"), "vi": ("giảm một phần", "vi/rmsnorm/")}
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def base_url(site_dir):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=site_dir))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        yield browser
+        browser.close()
+
+
+class Visit:
+    """A page opened in a fresh context, recording console errors and every request's host."""
+
+    def __init__(self, browser, base_url, **context_options):
+        self.context = browser.new_context(**context_options)
+        self.page = self.context.new_page()
+        self.errors, self.hosts = [], set()
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("request", lambda r: self.hosts.add(urlparse(r.url).hostname))
+        self.base_url = base_url
+
+    def open(self, path):
+        self.page.goto(self.base_url + path, wait_until="networkidle")
+        return self.page
+
+    def close(self):
+        self.context.close()
+
+
+def page_path(site_dir, language, page):
+    html = built_page(site_dir, language, page)
+    return html.relative_to(site_dir).as_posix().removesuffix("index.html")
+
+
+@pytest.mark.parametrize("language,page", PAGES)
+def test_page_in_the_browser(browser, base_url, site_dir, language, page):
+    visit = Visit(browser, base_url)
+    try:
+        tab = visit.open(page_path(site_dir, language, page))
+        assert tab.locator("h1").count() >= 1, f"{language}/{page}: no title"
+        broken = tab.evaluate("[...document.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)")
+        assert not broken, f"{language}/{page}: images that did not load: {broken}"
+        if tab.locator(".arithmatex").count():
+            assert tab.locator(".arithmatex .katex").count() == tab.locator(".arithmatex").count(), (
+                f"{language}/{page}: math left untypeset"
+            )
+            assert tab.locator(".katex-error").count() == 0, f"{language}/{page}: KaTeX could not typeset some math"
+        assert not visit.errors, f"{language}/{page}: console errors: {visit.errors}"
+        assert visit.hosts <= {"127.0.0.1"}, f"{language}/{page}: requests left 127.0.0.1: {visit.hosts}"
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("language,page", PAGES)
+def test_language_switcher(browser, base_url, site_dir, language, page):
+    visit = Visit(browser, base_url)
+    try:
+        tab = visit.open(page_path(site_dir, language, page))
+        for target in LANGUAGES:
+            link = tab.locator(f'.md-select__link[hreflang="{target}"]')
+            href = link.get_attribute("href")
+            tab.goto(tab.url.split("#")[0], wait_until="domcontentloaded")
+            tab.locator(".md-header__option .md-select").hover()
+            tab.locator(f'.md-select__link[hreflang="{target}"]').click()
+            tab.wait_for_load_state("networkidle")
+            expected = base_url + page_path(site_dir, target, page)
+            assert tab.url.split("#")[0] == expected, f"{language}/{page}: the {target} link ({href}) led to {tab.url}"
+            assert tab.locator("html").get_attribute("lang") == target
+            tab.goto(base_url + page_path(site_dir, language, page), wait_until="domcontentloaded")
+    finally:
+        visit.close()
+
+
+def section_text(target):
+    """What a reader copies from a listing: the section's lines, dedented."""
+    path, _, name = target.partition(":")
+    text = (SNIPPETS / path).read_text(encoding="utf-8")
+    body = text.split(f"[start:{name}]", 1)[1].split("\n", 1)[1]
+    body = body.split(f"[end:{name}]", 1)[0].rsplit("\n", 1)[0]
+    return textwrap.dedent(body).rstrip()
+
+
+def first_plain_listing(markdown):
+    """The first included section without code-annotation markers (those are stripped on copy)."""
+    for target in snippet_includes(markdown):
+        if ":" in target and (SNIPPETS / target.partition(":")[0]).is_file():
+            if not re.search(r"#\s*\(\d+\)!?", section_text(target)):
+                return target
+    return None
+
+
+LISTINGS = [(language, page, first_plain_listing(md)) for language, page, md in markdown_pages()
+            if first_plain_listing(md)]
+
+
+@pytest.mark.parametrize("language,page,target", LISTINGS)
+def test_copy_button_copies_the_snippet(browser, base_url, site_dir, language, page, target):
+    visit = Visit(browser, base_url, permissions=["clipboard-read", "clipboard-write"])
+    try:
+        tab = visit.open(page_path(site_dir, language, page))
+        expected = section_text(target)
+        first_line = expected.splitlines()[0].strip()
+        blocks = tab.locator("div.highlight")
+        index = next(i for i in range(blocks.count()) if first_line in blocks.nth(i).inner_text())
+        block = blocks.nth(index)
+        block.hover()
+        block.locator("button.md-clipboard").click()
+        copied = tab.evaluate("navigator.clipboard.readText()")
+        assert copied == expected, f"{language}/{page}: the copy button of {target} copied other text"
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("language,page", PAGES)
+def test_nothing_overflows_a_phone_screen(browser, base_url, site_dir, language, page):
+    visit = Visit(browser, base_url, viewport={"width": 390, "height": 844}, is_mobile=True)
+    try:
+        tab = visit.open(page_path(site_dir, language, page))
+        width = tab.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"{language}/{page}: the page is {width} px wide on a 390-px screen"
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_search_finds_a_chapter_by_a_word_of_its_language(browser, base_url, site_dir, language):
+    query, expected = SEARCHES[language]
+    visit = Visit(browser, base_url)
+    try:
+        tab = visit.open(page_path(site_dir, language, "index.md"))
+        tab.locator("label.md-header__button[for='__search']").click()
+        tab.locator("input.md-search__input").fill(query)
+        results = tab.locator(".md-search-result__item a")
+        results.first.wait_for(timeout=15000)
+        hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
+        assert any(expected in (href or "") for href in hrefs), f"{language}: '{query}' found {hrefs}"
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("scheme", ["default", "slate"])
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_light_and_dark_themes_render(browser, base_url, site_dir, tmp_path, language, scheme):
+    visit = Visit(browser, base_url, color_scheme="dark" if scheme == "slate" else "light")
+    try:
+        tab = visit.open(page_path(site_dir, language, "layernorm/index.md"))
+        assert tab.locator("body").get_attribute("data-md-color-scheme") == scheme
+        shot = tab.screenshot(path=str(tmp_path / f"{language}-{scheme}.png"), full_page=False)
+        assert len(shot) > 10_000, "the screenshot is nearly empty"
+    finally:
+        visit.close()

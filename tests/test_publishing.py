@@ -1,0 +1,49 @@
+"""What publishing relies on: a valid workflow, links that resolve, a 404 page and page descriptions."""
+
+import subprocess
+import sys
+
+import pytest
+
+from sitecheck import LANGUAGES, ROOT, built_page, output_dir, pages, tags
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import check_links  # noqa: E402
+
+WORKFLOW = ROOT / ".github" / "workflows" / "pages.yml"
+
+
+def test_the_publishing_workflow_validates():
+    result = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows", str(WORKFLOW)],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = WORKFLOW.read_text(encoding="utf-8")
+    assert "make site" in text and "check_links.py" in text, "the workflow must build strictly and check links"
+
+
+def test_every_internal_link_and_anchor_resolves(site_dir):
+    broken, external = check_links.check(site_dir)
+    assert not broken, "broken internal links:\n" + "\n".join(broken)
+    assert all(url.startswith("https://") for url in external), f"insecure external links: {external}"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_each_language_has_a_404_page_linking_home(site_dir, language):
+    page = output_dir(site_dir, language) / "404.html"
+    assert page.is_file(), f"{language}: no 404 page"
+    hreflangs = {attrs.get("hreflang") for tag, attrs in tags(page) if tag == "a" and "not-found" in (attrs.get("class") or "")}
+    assert hreflangs == set(LANGUAGES), f"{language}: the 404 page should link to every language's home"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_page_has_its_own_description_and_a_favicon(site_dir, language):
+    descriptions = {}
+    for page in pages("en"):
+        head = tags(built_page(site_dir, language, page))
+        meta = [a.get("content") for t, a in head if t == "meta" and a.get("name") == "description"]
+        assert meta and meta[0], f"{language}/{page}: no description for link previews"
+        descriptions[page] = meta[0]
+        assert any(t == "link" and a.get("rel") == "icon" and a.get("href", "").endswith(".svg") for t, a in head)
+    assert len(set(descriptions.values())) == len(descriptions), f"{language}: pages share a description"
