@@ -58,8 +58,9 @@ def _sci(v):
     return "0" if v == 0 else f"{v:.2e}"
 
 
+# No thousands separator anywhere: a comma reads as a decimal mark in Vietnamese.
 def _us(v):
-    return f"{v:,.2f}"
+    return f"{v:.2f}"
 
 
 def _pct(v):
@@ -98,7 +99,7 @@ def timing_md(tim, copy, t):
                 cells = []
                 for impl in ("reference", "kernel"):
                     gbs, pct = _bandwidth(s, scope, impl, copy)
-                    cells.append(f"{gbs:,.0f} ({pct:.0f} %)")
+                    cells.append(f"{gbs:.0f} ({pct:.0f} %)")
             else:
                 cells = ["—", "—"]
             rows.append(f"| {_shape(s)} | {label} | {_us(ref)} | {_us(ker)} | {_pct(diff_pct(ker, ref))} | "
@@ -151,7 +152,7 @@ def timing_svg(tim, path):
 def quotes(measurements):
     prov, res = measurements["provenance"], measurements["results"]
     copy = prov["copy_gb_per_s"]
-    q = {"gpu": str(prov["gpu"]), "copy_gb_per_s": f"{copy:,.0f} GB/s"}
+    q = {"gpu": str(prov["gpu"]), "copy_gb_per_s": f"{copy:.0f} GB/s"}
 
     acc = res["accuracy"]
     q["acc_cases"] = str(acc["cases"])
@@ -170,7 +171,7 @@ def quotes(measurements):
             if s["large"]:
                 for impl, short in (("reference", "ref"), ("kernel", "kernel")):
                     gbs, pct = _bandwidth(s, scope, impl, copy)
-                    q[f"{scope}_{short}_gbps_{lab}"] = f"{gbs:,.0f} GB/s"
+                    q[f"{scope}_{short}_gbps_{lab}"] = f"{gbs:.0f} GB/s"
                     q[f"{scope}_{short}_pct_copy_{lab}"] = f"{pct:.0f} %"
 
     tr = res["training"]

@@ -47,7 +47,7 @@ def test_write_renders_every_file(tmp_path):
     assert q["train_test_mse_kernel"] == "0.30000"
     assert q["gpu"] == "Synthetic GPU"
     # 4096*4096*2*2 bytes in 60 us = 1118 GB/s, 112 % of the synthetic 1000 GB/s
-    assert q["fwd_kernel_gbps_4096x4096_fp16"] == "1,118 GB/s"
+    assert q["fwd_kernel_gbps_4096x4096_fp16"] == "1118 GB/s"
     assert q["fwd_kernel_pct_copy_4096x4096_fp16"] == "112 %"
     timing_md = (tmp_path / "timing.md").read_text()
     assert "| 4096×4096 float16 | fwd | 50.00 | 60.00 | +20.0 % |" in timing_md
