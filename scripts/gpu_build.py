@@ -4,6 +4,9 @@
     python scripts/gpu_build.py measure    # on a CUDA GPU: test, then measure only
     python scripts/gpu_build.py render     # anywhere: tables, plots and quotes from the measurements
 
+Data sets: layernorm and rmsnorm (the chapters' teaching kernels) and faster (every provider side
+by side, for the "Going faster" pages of both chapters).
+
 Options: --only CHAPTER (repeatable) picks chapters; --quick runs a tiny sweep to smoke-test the
 pipeline (its data is marked quick and the staleness test refuses it).
 
@@ -25,20 +28,32 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS = ROOT / "snippets"
 DATA = ROOT / "docs" / "data"
-CHAPTERS = ("layernorm", "rmsnorm")
+# Each data set: the module whose measure(quick) produces it, the module whose write() renders it,
+# and the snippet packages whose imported files count as its measured sources.
+DATASETS = {
+    "layernorm": ("layernorm.benchmark", "layernorm.report", ("layernorm", "normkit")),
+    "rmsnorm": ("rmsnorm.benchmark", "rmsnorm.report", ("rmsnorm", "normkit")),
+    "faster": ("normkit.speed", "normkit.speed_report", ("layernorm", "rmsnorm", "normkit")),
+}
+CHAPTERS = tuple(DATASETS)
 
 sys.path.insert(0, str(SNIPPETS))
 from normkit.tables import write_localized  # noqa: E402
 
 
 def loaded_sources(chapter):
-    """The snippet files a measurement ran: the chapter's and normkit's modules imported so far."""
+    """The snippet files a measurement ran: its packages' modules imported in this process.
+
+    Each data set is measured in a process of its own (measure() below), so what one measured
+    never counts as a source of another.
+    """
+    packages = DATASETS[chapter][2]
     files = set()
     for module in list(sys.modules.values()):
         path = Path(getattr(module, "__file__", None) or "").resolve()
         if path.suffix == ".py" and path.is_relative_to(SNIPPETS):
             package = path.relative_to(SNIPPETS).parts[0]
-            if package in (chapter, "normkit"):
+            if package in packages:
                 files.add(path.relative_to(SNIPPETS).as_posix())
     return sorted(files)
 
@@ -103,30 +118,29 @@ def run_snippet_tests():
 
 
 def measure(chapters, quick):
+    """Measure each data set in a fresh process, so its measured sources are exactly its own."""
+    for chapter in chapters:
+        command = [sys.executable, __file__, "measure-one", "--only", chapter] + (["--quick"] if quick else [])
+        subprocess.run(command, cwd=ROOT, check=True)
+
+
+def measure_one(chapter, quick):
     import torch
 
     if not torch.cuda.is_available():
         sys.exit("measure needs a CUDA GPU")
     provenance = device_provenance()
-    print(f"== {provenance['gpu']}: copy bandwidth {provenance['copy_gb_per_s']} GB/s", flush=True)
-    for chapter in chapters:
-        print(f"== measuring {chapter}", flush=True)
-        benchmark = importlib.import_module(f"{chapter}.benchmark")
-        results = benchmark.measure(quick=quick)
-        sources = loaded_sources(chapter)
-        document = {
-            "provenance": {
-                **provenance,
-                "sources": sources,
-                "sources_sha256": sources_hash(sources),
-                "quick": quick,
-            },
-            "results": results,
-        }
-        path = measurements_path(chapter)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        print(f"   wrote {path.relative_to(ROOT)}", flush=True)
+    print(f"== measuring {chapter} on the {provenance['gpu']} (copy {provenance['copy_gb_per_s']} GB/s)", flush=True)
+    results = importlib.import_module(DATASETS[chapter][0]).measure(quick=quick)
+    sources = loaded_sources(chapter)
+    document = {
+        "provenance": {**provenance, "sources": sources, "sources_sha256": sources_hash(sources), "quick": quick},
+        "results": results,
+    }
+    path = measurements_path(chapter)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    print(f"   wrote {path.relative_to(ROOT)}", flush=True)
 
 
 PROVENANCE_ROWS = ("gpu", "sm_count", "copy_gb_per_s", "driver", "cuda", "torch", "triton", "python", "date",
@@ -159,7 +173,7 @@ def render(chapter, out_dir=None):
     out_dir = out_dir or DATA / chapter
     out_dir.mkdir(parents=True, exist_ok=True)
     measurements = json.loads(measurements_path(chapter).read_text(encoding="utf-8"))
-    importlib.import_module(f"{chapter}.report").write(measurements, out_dir)
+    importlib.import_module(DATASETS[chapter][1]).write(measurements, out_dir)
     write_localized(
         out_dir, "provenance.md", lambda label: provenance_table(measurements["provenance"], label), PROVENANCE_LABELS
     )
@@ -167,13 +181,16 @@ def render(chapter, out_dir=None):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("step", nargs="?", choices=("all", "measure", "render"), default="all")
+    parser.add_argument("step", nargs="?", choices=("all", "measure", "render", "measure-one"), default="all")
     parser.add_argument("--only", action="append", choices=CHAPTERS, help="a chapter to build (repeatable)")
     parser.add_argument("--quick", action="store_true", help="tiny sweeps, to smoke-test the pipeline")
     parser.add_argument("--skip-tests", action="store_true", help="measure without running pytest first")
     args = parser.parse_args()
     chapters = args.only or list(CHAPTERS)
 
+    if args.step == "measure-one":
+        measure_one(*chapters, args.quick)
+        return
     if args.step in ("all", "measure"):
         if not args.skip_tests:
             run_snippet_tests()

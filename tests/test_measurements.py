@@ -60,12 +60,15 @@ def _copy_of_snippets(tmp_path):
 @pytest.mark.parametrize("chapter", gpu_build.CHAPTERS)
 def test_a_changed_kernel_line_makes_the_measurements_stale(chapter, tmp_path):
     sources = load(chapter)["provenance"]["sources"]
+    kernels = [name for name in sources if "@triton.jit" in (gpu_build.SNIPPETS / name).read_text(encoding="utf-8")]
+    assert kernels, f"{chapter}: the measured sources hold no kernel"
     snippets = _copy_of_snippets(tmp_path)
     assert gpu_build.sources_hash(sources, snippets) == gpu_build.sources_hash(sources)
-    ops = snippets / chapter / "ops.py"
-    assert f"{chapter}/ops.py" in sources, f"{chapter}: the measurement did not run {chapter}/ops.py"
-    ops.write_text(ops.read_text(encoding="utf-8").replace("tl.float32", "tl.float16", 1), encoding="utf-8")
-    assert gpu_build.sources_hash(sources, snippets) != gpu_build.sources_hash(sources)
+    for name in kernels:
+        kernel = snippets / name
+        kernel.write_text(kernel.read_text(encoding="utf-8").replace("tl.float32", "tl.float16", 1), encoding="utf-8")
+        assert gpu_build.sources_hash(sources, snippets) != gpu_build.sources_hash(sources), f"{name} is not hashed"
+        kernel.write_text((gpu_build.SNIPPETS / name).read_text(encoding="utf-8"), encoding="utf-8")
 
 
 def test_the_measured_sources_are_the_modules_the_measurement_imported():
@@ -103,7 +106,7 @@ def test_quoted_numbers_appear_in_the_built_pages(site_dir, language):
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
-@pytest.mark.parametrize("chapter", gpu_build.CHAPTERS)
+@pytest.mark.parametrize("chapter", ["layernorm", "rmsnorm"])
 def test_each_chapter_shows_its_measurements_with_provenance(chapter, language):
     markdown = (DOCS / language / chapter / "index.md").read_text(encoding="utf-8")
     includes = snippet_includes(markdown)
