@@ -63,7 +63,7 @@ def how_to_run(name, timing):
     }
     cpu = {
         "en": "the notebook picks small sizes so that it finishes in seconds"
-              + (", and the timing cells say that they need a GPU" if timing else ""),
+              + ("; the timing cells only say that they need a GPU" if timing else ""),
         "zh": "笔记本改用小规模输入，几秒钟就能跑完" + ("；计时单元格则会说明它们需要 GPU" if timing else ""),
         "vi": "notebook chọn kích thước nhỏ để chạy xong trong vài giây"
               + (", còn các ô đo thời gian sẽ báo rằng chúng cần GPU" if timing else ""),
@@ -77,7 +77,7 @@ from the packages in `snippets/`, so install them first, from the repository roo
 
 - **On a CUDA GPU** {gpu["en"]}.
 - **On a CPU** the same cells run through Triton's interpreter: without a GPU the packages switch to it
-  by themselves (`TRITON_INTERPRET=1`), and {cpu["en"]}.
+  by themselves (`TRITON_INTERPRET=1`) and {cpu["en"]}.
 
 The outputs shown on this page were recorded on the GPU named in the output of the first code cell.
 """,
@@ -242,18 +242,20 @@ import torch.nn.functional as F
 
 from layernorm import group_size_for, layer_norm
 
-# small under the interpreter (it runs the programs one after another), realistic on a GPU
+# small under the interpreter (one program at a time), realistic on a GPU
 M, N = (320, 300) if normkit.INTERPRETED else (4096, 3000)
 EPS = 1e-5
+DEVICE = normkit.DEVICE
 
 gen = torch.Generator().manual_seed(0)
-x = (-2.3 + 0.5 * torch.randn(M, N, generator=gen)).to(normkit.DEVICE)
-w = torch.rand(N, generator=gen).to(normkit.DEVICE)
-b = torch.rand(N, generator=gen).to(normkit.DEVICE)
-dy = (0.1 * torch.randn(M, N, generator=gen)).to(normkit.DEVICE)
+x = (-2.3 + 0.5 * torch.randn(M, N, generator=gen)).to(DEVICE)
+w = torch.rand(N, generator=gen).to(DEVICE)
+b = torch.rand(N, generator=gen).to(DEVICE)
+dy = (0.1 * torch.randn(M, N, generator=gen)).to(DEVICE)
 
 print(f"x: {tuple(x.shape)} {x.dtype} on {x.device}")
-print(f"one program per row: {M} programs, BLOCK_SIZE = {triton.next_power_of_2(N)} lanes for N = {N}")
+print(f"{M} programs, one per row; "
+      f"BLOCK_SIZE = {triton.next_power_of_2(N)} lanes for N = {N}")
 """),
     md(
         """
@@ -282,14 +284,19 @@ fp32 cách giá trị thật bao xa.
 def leaves(dtype=torch.float32):
     return [t.detach().to(dtype).requires_grad_() for t in (x, w, b)]
 
+
+def max_err(got, want):
+    return (got.double() - want.double()).abs().max().item()
+
+
 ours, theirs, exact = leaves(), leaves(), leaves(torch.float64)
 y_ours = layer_norm(ours[0], (N,), ours[1], ours[2], EPS)
 y_theirs = F.layer_norm(theirs[0], (N,), theirs[1], theirs[2], EPS)
 y_exact = F.layer_norm(exact[0], (N,), exact[1], exact[2], EPS)
 
-print("first values of row 0:", [round(v, 4) for v in y_ours[0, :5].tolist()])
-print(f"y: max |triton - float64| = {(y_ours.double() - y_exact).abs().max().item():.1e}, "
-      f"max |torch fp32 - float64| = {(y_theirs.double() - y_exact).abs().max().item():.1e}")
+print("row 0 starts with", [round(v, 4) for v in y_ours[0, :5].tolist()])
+print(f"y: max |triton - float64|    = {max_err(y_ours, y_exact):.1e}")
+print(f"y: max |torch fp32 - float64| = {max_err(y_theirs, y_exact):.1e}")
 """),
     md(
         """
@@ -318,22 +325,22 @@ so với bản tham chiếu float64.
 """,
     ),
     code("""
-ATOL, RTOL = 1e-5, 1e-4  # the fp32 tolerances of snippets/layernorm/test_layernorm.py
+ATOL, RTOL = 1e-5, 1e-4  # the fp32 tolerances of the chapter's tests
 
 g_ours = [y_ours.detach(), *torch.autograd.grad(y_ours, ours, dy)]
 g_theirs = [y_theirs.detach(), *torch.autograd.grad(y_theirs, theirs, dy)]
 g_exact = [y_exact.detach(), *torch.autograd.grad(y_exact, exact, dy.double())]
 
-print(f"{'':>3} {'shape':>12} {'|triton - float64|':>19} {'|torch - float64|':>18} {'largest |value|':>16}")
+print("     |triton - float64|  |torch - float64|  largest |value|")
 for name, a, t, e in zip(("y", "dx", "dW", "dB"), g_ours, g_theirs, g_exact):
-    print(f"{name:>3} {str(tuple(a.shape)):>12} {(a.double() - e).abs().max().item():>19.1e} "
-          f"{(t.double() - e).abs().max().item():>18.1e} {e.abs().max().item():>16.2f}")
+    print(f"{name:>3} {max_err(a, e):>19.1e} {max_err(t, e):>18.1e} "
+          f"{e.abs().max().item():>16.2f}")
     torch.testing.assert_close(a.double(), e, atol=ATOL, rtol=RTOL)
 print("every element of y, dx, dW and dB is within the tolerances")
 """),
     md(
         """
-## `GROUP_SIZE`
+## Choosing GROUP_SIZE
 
 Row `row` adds into partial row `row % GROUP_SIZE`, so each lock sees at most
 $\\lceil M / \\texttt{GROUP\\_SIZE} \\rceil$ updates. `group_size_for` picks fewer groups for wider
@@ -341,12 +348,12 @@ rows, so that the two fp32 partial buffers stay small next to the input. The tab
 for the benchmark's $M = 4096$ rows.
 """,
         """
-## `GROUP_SIZE`
+## 选择 GROUP_SIZE
 
 第 `row` 行加到第 `row % GROUP_SIZE` 个部分和行上，所以每把锁最多经历 $\\lceil M / \\texttt{GROUP\\_SIZE} \\rceil$ 次更新。行越宽，`group_size_for` 选的组数越少，使两个 fp32 部分和缓冲区与输入相比始终很小。下表就是本章中的那张表，对应基准测试的 $M = 4096$ 行。
 """,
         """
-## `GROUP_SIZE`
+## Chọn GROUP_SIZE
 
 Hàng `row` cộng vào hàng tổng một phần `row % GROUP_SIZE`, nên mỗi khóa chịu tối đa
 $\\lceil M / \\texttt{GROUP\\_SIZE} \\rceil$ lần cập nhật. Với hàng càng rộng, `group_size_for` chọn càng
@@ -356,13 +363,17 @@ chương, ứng với $M = 4096$ hàng của phép đo hiệu năng.
     ),
     code("""
 groups = group_size_for(N)
-print(f"this input: N = {N} -> GROUP_SIZE = {groups}, "
-      f"at most {-(-M // groups)} of the {M} rows behind each lock")
+per_lock = -(-M // groups)  # ceil(M / GROUP_SIZE)
+print(f"this input: N = {N} -> GROUP_SIZE = {groups}")
+print(f"{M} rows: at most {per_lock} of them behind each lock")
 print()
-print(f"{'N':>6} {'GROUP_SIZE':>10} {'updates per lock':>17} {'partial buffers':>16} {'input x (fp16)':>15}")
+print("     N  GROUP_SIZE  updates per lock  partial buffers  input x (fp16)")
 for n in (1024, 4096, 8192, 16384):
     g = group_size_for(n)
-    print(f"{n:>6} {g:>10} {-(-4096 // g):>17} {2 * g * n * 4 / 2**20:>12g} MiB {4096 * n * 2 / 2**20:>11g} MiB")
+    partial_mib = 2 * g * n * 4 / 2**20  # dW and dB partial rows, fp32
+    input_mib = 4096 * n * 2 / 2**20
+    print(f"{n:>6} {g:>11} {-(-4096 // g):>17} {partial_mib:>12g} MiB "
+          f"{input_mib:>11g} MiB")
 """),
     md(
         """
@@ -384,13 +395,14 @@ duy nhất xếp cả $M$ lần cập nhật vào một hàng đợi; kết qu�
     code("""
 from layernorm.ops import backward_rows, forward_rows
 
-dw_exact, db_exact = g_exact[2], g_exact[3]
 with torch.no_grad():
-    _, mean, rstd, meta = forward_rows(x, w, b, EPS)  # mean and rstd: saved for the backward
-    for group_size in (1, 8, groups):
-        _, dw, db = backward_rows(dy, x, w, mean, rstd, meta, group_size=group_size)
-        print(f"GROUP_SIZE = {group_size:>3}: max |dW - float64| = {(dw.double() - dw_exact).abs().max().item():.1e}, "
-              f"max |dB - float64| = {(db.double() - db_exact).abs().max().item():.1e}")
+    # mean and rstd: what the forward pass saves for the backward pass
+    _, mean, rstd, meta = forward_rows(x, w, b, EPS)
+    for size in (1, 8, groups):
+        _, dw, db = backward_rows(dy, x, w, mean, rstd, meta, group_size=size)
+        print(f"GROUP_SIZE = {size:>3}: "
+              f"max |dW - float64| = {max_err(dw, g_exact[2]):.1e}, "
+              f"max |dB - float64| = {max_err(db, g_exact[3]):.1e}")
 """),
     md(
         """
@@ -421,24 +433,26 @@ trên CPU ô này chỉ báo rằng việc đo thời gian cần GPU.
     ),
     code("""
 if normkit.INTERPRETED:
-    print("timing needs a CUDA GPU: CUDA events do not exist under Triton's interpreter")
+    print("timing needs a CUDA GPU: the interpreter has no CUDA events")
 else:
     from layernorm import benchmark
 
-    print(f"M = {benchmark.M} rows of {str(benchmark.DTYPE)[6:]}; median time per call and effective bandwidth")
-    print(f"{'N':>6} {'pass':>9} {'triton ms':>10} {'torch ms':>9} {'triton GB/s':>12} {'torch GB/s':>11}")
+    def timed(mode, fn, x, w, b, dy):
+        if mode == "forward":
+            return benchmark.time_forward(fn, x, w, b)
+        return benchmark.time_backward(fn, x, w, b, dy)
+
+    print(f"M = {benchmark.M} rows of {benchmark.DTYPE}: "
+          "median ms per call, effective GB/s")
+    print("     N      pass  triton ms  torch ms  triton GB/s  torch GB/s")
     for n in (1024, 4096, 8192, 16384):
-        xh, wh, bh, dyh = benchmark.make_inputs(benchmark.M, n)
+        inputs = benchmark.make_inputs(benchmark.M, n)
         for mode in ("forward", "backward"):
-            times = []
-            for fn in (layer_norm, F.layer_norm):
-                if mode == "forward":
-                    times.append(benchmark.time_forward(fn, xh, wh, bh))
-                else:
-                    times.append(benchmark.time_backward(fn, xh, wh, bh, dyh))
-            (t_ms, t_gbs), (r_ms, r_gbs) = times
-            print(f"{n:>6} {mode:>9} {t_ms:>10.4f} {r_ms:>9.4f} {t_gbs:>12.0f} {r_gbs:>11.0f}")
-        del xh, wh, bh, dyh
+            t_ms, t_gbs = timed(mode, layer_norm, *inputs)
+            r_ms, r_gbs = timed(mode, F.layer_norm, *inputs)
+            print(f"{n:>6} {mode:>9} {t_ms:>10.4f} {r_ms:>9.4f} "
+                  f"{t_gbs:>12.0f} {r_gbs:>11.0f}")
+        del inputs
         torch.cuda.empty_cache()
 """),
     md(
@@ -527,21 +541,23 @@ print(examples.format_examples())
 
 The inputs come from the chapter's accuracy campaign (`rmsnorm.accuracy.make_inputs`). Under the
 interpreter the shape is $17 \\times 257$, an odd row count and a width just above a power of two; on
-a GPU it is $4096 \\times 4096$, the widest rows the contract accepts. `compare` applies the campaign's
+a GPU it is $128 \\times 4096$, the campaign's largest case, whose rows are the widest the contract
+accepts. `compare` applies the campaign's
 rule to every element: $|\\text{kernel} - \\text{reference}| \\le \\text{atol} + \\text{rtol} \\cdot
 |\\text{reference}|$.
 """,
         """
 ## 输入与前向传播
 
-输入来自本章的精度测试（`rmsnorm.accuracy.make_inputs`）。在解释器下，形状是 $17 \\times 257$：行数为奇数，宽度刚好比 2 的幂多一；在 GPU 上是 $4096 \\times 4096$，即契约所允许的最宽的行。`compare` 对每个元素都套用精度测试的规则：$|\\text{kernel} - \\text{reference}| \\le \\text{atol} + \\text{rtol} \\cdot |\\text{reference}|$。
+输入来自本章的精度测试（`rmsnorm.accuracy.make_inputs`）。在解释器下，形状是 $17 \\times 257$：行数为奇数，宽度刚好比 2 的幂多一；在 GPU 上是 $128 \\times 4096$，即精度测试中最大的情形，行宽达到契约所允许的上限。`compare` 对每个元素都套用精度测试的规则：$|\\text{kernel} - \\text{reference}| \\le \\text{atol} + \\text{rtol} \\cdot |\\text{reference}|$。
 """,
         """
 ## Đầu vào và lượt xuôi
 
 Đầu vào lấy từ đợt kiểm tra độ chính xác của chương (`rmsnorm.accuracy.make_inputs`). Khi chạy bằng
 trình thông dịch, hình dạng là $17 \\times 257$: số hàng lẻ và độ rộng vừa vượt một lũy thừa của 2;
-trên GPU là $4096 \\times 4096$, những hàng rộng nhất mà hợp đồng (contract) chấp nhận. `compare` áp
+trên GPU là $128 \\times 4096$, trường hợp lớn nhất của đợt kiểm tra, với những hàng rộng nhất mà hợp
+đồng (contract) chấp nhận. `compare` áp
 quy tắc của đợt kiểm tra cho từng phần tử: $|\\text{kernel} - \\text{reference}| \\le \\text{atol} +
 \\text{rtol} \\cdot |\\text{reference}|$.
 """,
@@ -550,37 +566,41 @@ quy tắc của đợt kiểm tra cho từng phần tử: $|\\text{kernel} - \\t
 from rmsnorm import manual_backward, rms_norm, rmsnorm_reference
 from rmsnorm.accuracy import TOLERANCES, Case, compare, make_inputs
 
-M, N = (17, 257) if normkit.INTERPRETED else (4096, 4096)
+M, N = (17, 257) if normkit.INTERPRETED else (128, 4096)
 EPS = 1e-6
 
 
 def report(name, got, want, dtype):
+    # one line per quantity; an element out of tolerance stops the notebook
     r = compare(got, want, dtype)
-    print(f"{name:<6} {str(dtype)[6:]:<7} max |err| = {r['max_abs_err']:.2e}   "
-          f"worst err/allowed = {r['worst_ratio']:.3f}   elements out of tolerance: {r['bad_elements']}")
+    print(f"{name:<6} {str(dtype)[6:]:<7} max |err| {r['max_abs_err']:.2e}  "
+          f"err/allowed {r['worst_ratio']:.3f}  "
+          f"out of tolerance {r['bad_elements']}")
     assert r["bad_elements"] == 0, name
 
 
+for dtype, tol in TOLERANCES.items():
+    print(f"{str(dtype)[6:]}: atol = {tol['atol']:g}, rtol = {tol['rtol']:g}")
 x, gamma, dy = make_inputs(Case(M, N, torch.float32, 0))
-print(f"x: {tuple(x.shape)} {x.dtype} on {x.device}, BLOCK = {triton.next_power_of_2(N)}")
-print("tolerances:", {str(k)[6:]: v for k, v in TOLERANCES.items()})
-report("y", rms_norm(x, gamma, EPS), rmsnorm_reference(x, gamma, EPS), torch.float32)
+print(f"x: {tuple(x.shape)} {x.dtype}, BLOCK = {triton.next_power_of_2(N)}")
+y = rms_norm(x, gamma, EPS)
+report("y", y, rmsnorm_reference(x, gamma, EPS), torch.float32)
 """),
     md(
         """
-## The backward pass: $dx$ and $d\\gamma$
+## The backward pass: dx and dγ
 
 `torch.autograd.grad` runs the kernels' backward; `manual_backward` writes the two gradients out in
 PyTorch, computing in fp32 whatever the input dtype. Both dtypes the contract accepts, fp32 and fp16,
 get their own tolerances.
 """,
         """
-## 反向传播：$dx$ 与 $d\\gamma$
+## 反向传播：dx 与 dγ
 
 `torch.autograd.grad` 运行内核的反向传播；`manual_backward` 用 PyTorch 把两个梯度直接写出来，无论输入是什么数据类型，都以 fp32 计算。契约接受的两种数据类型 fp32 和 fp16 各有自己的容差（tolerance）。
 """,
         """
-## Lượt ngược: $dx$ và $d\\gamma$
+## Lượt ngược: dx và dγ
 
 `torch.autograd.grad` chạy lượt ngược của các kernel; `manual_backward` viết tường minh hai gradient bằng
 PyTorch, luôn tính ở fp32 bất kể kiểu dữ liệu đầu vào. Hai kiểu dữ liệu mà hợp đồng chấp nhận, fp32 và
@@ -600,7 +620,7 @@ for dtype in (torch.float32, torch.float16):
 """),
     md(
         """
-## Inside the backward: the `PARTIAL` buffer
+## Inside the backward pass: the PARTIAL buffer
 
 The autograd wrapper hides two steps that the launch functions expose. `rmsnorm_dx` writes $dx$ and,
 for every row, that row's share $dy \\odot x\\, r$ of $d\\gamma$ into `PARTIAL`, an fp32 buffer as large
@@ -608,12 +628,12 @@ as $x$; `reduce_gamma_grad` then sums it over the rows, column block by column b
 agree with PyTorch summing the same buffer.
 """,
         """
-## 反向传播内部：`PARTIAL` 缓冲区
+## 反向传播内部：PARTIAL 缓冲区
 
 autograd 封装隐藏了两个步骤，而启动函数把它们摆在明处。`rmsnorm_dx` 写出 $dx$，同时把每一行对 $d\\gamma$ 的贡献 $dy \\odot x\\, r$ 写入 `PARTIAL`，这是一个与 $x$ 一样大的 fp32 缓冲区；随后 `reduce_gamma_grad` 按列块对它沿行求和。这个和必须与 PyTorch 对同一个缓冲区求和的结果一致。
 """,
         """
-## Bên trong lượt ngược: bộ nhớ tạm `PARTIAL`
+## Bên trong lượt ngược: bộ nhớ tạm PARTIAL
 
 Lớp bọc autograd giấu đi hai bước mà các hàm khởi chạy phơi bày ra. `rmsnorm_dx` ghi $dx$ và, với mỗi
 hàng, ghi phần đóng góp $dy \\odot x\\, r$ của hàng đó vào $d\\gamma$ trong `PARTIAL`, một bộ nhớ tạm fp32
@@ -629,14 +649,15 @@ y, rstd = rmsnorm_forward(x, gamma, EPS)
 dx, partial = rmsnorm_dx(x, gamma, dy, rstd, EPS)
 dgamma = reduce_gamma_grad(partial, gamma.dtype)
 
-print(f"rstd:    {tuple(rstd.shape)} {rstd.dtype}, one r per row, saved by the forward")
-print(f"PARTIAL: {tuple(partial.shape)} {partial.dtype}, {partial.numel() * 4:,} bytes")
-print(f"dgamma:  {tuple(dgamma.shape)}, max |kernel sum - PARTIAL.sum(0)| = "
-      f"{(dgamma - partial.sum(0)).abs().max().item():.1e}")
+print(f"rstd:    {tuple(rstd.shape)} {rstd.dtype}, one r per row")
+print(f"PARTIAL: {tuple(partial.shape)} {partial.dtype}, "
+      f"{partial.numel() * 4:,} bytes")
+gap = (dgamma - partial.sum(0)).abs().max().item()
+print(f"dgamma:  {tuple(dgamma.shape)}, |kernel - PARTIAL.sum(0)| <= {gap:.1e}")
 """),
     md(
         """
-## The `CALLS` counters
+## The CALLS counters
 
 `CALLS` counts passes through the autograd wrapper: a forward pass adds one to `forward`, a backward
 pass one to `backward`, and a backward pass runs two kernels. A run that silently used the reference
@@ -644,12 +665,12 @@ would leave them at zero. A forward call under `torch.no_grad()` still goes thro
 records nothing for a backward pass.
 """,
         """
-## `CALLS` 计数器
+## CALLS 计数器
 
 `CALLS` 统计的是经过 autograd 封装的次数：一次前向传播使 `forward` 加一，一次反向传播使 `backward` 加一，而一次反向传播要运行两个内核。如果某次运行在不知不觉中用的是参考实现，计数器就会停在零。在 `torch.no_grad()` 下调用前向传播时，依然会经过封装，但不会为反向传播记录任何东西。
 """,
         """
-## Các bộ đếm `CALLS`
+## Các bộ đếm CALLS
 
 `CALLS` đếm số lượt đi qua lớp bọc autograd: mỗi lượt xuôi cộng một vào `forward`, mỗi lượt ngược cộng
 một vào `backward`, và một lượt ngược chạy hai kernel. Nếu một lần chạy đã lặng lẽ dùng bản tham chiếu,
@@ -701,7 +722,7 @@ với băng thông sao chép của thiết bị, đo trước tiên. Trình thô
     ),
     code("""
 if normkit.INTERPRETED:
-    print("timing needs a CUDA GPU: CUDA events do not exist under Triton's interpreter")
+    print("timing needs a CUDA GPU: the interpreter has no CUDA events")
 else:
     from normkit.bench import copy_bandwidth_gb_per_s
     from rmsnorm import timing
@@ -851,14 +872,18 @@ tính số học của ví dụ tính tay dự đoán (`examples.row_of_ones`).
 from rmsnorm import examples
 
 for n in (257, 256):
-    ones, gamma = torch.ones(1, n, device=normkit.DEVICE), torch.ones(n, device=normkit.DEVICE)
-    predicted = examples.row_of_ones(n)
+    ones = torch.ones(1, n, device=normkit.DEVICE)
+    gamma = torch.ones(n, device=normkit.DEVICE)
+    predicted = examples.row_of_ones(n)  # arithmetic, no kernel
+    block = predicted["block"]
     right = rms_norm(ones, gamma)[0, 0].item()
     wrong = exercise.wrong_forward(ones, gamma)[0, 0].item()
-    print(f"N = {n}, BLOCK = {predicted['block']}: sum of squares {n}, mean {n / n:.4f} dividing by N, "
-          f"{n / predicted['block']:.4f} dividing by BLOCK")
-    print(f"   dividing by N:     kernel y = {right:.7f}   predicted {predicted['y_right']:.7f}")
-    print(f"   dividing by BLOCK: kernel y = {wrong:.7f}   predicted {predicted['y_wrong']:.7f}")
+    print(f"N = {n}, BLOCK = {block}: sum of squares {n}, "
+          f"mean {n / n:.4f} by N, {n / block:.4f} by BLOCK")
+    print(f"  divide by N:     kernel y = {right:.7f}, "
+          f"predicted {predicted['y_right']:.7f}")
+    print(f"  divide by BLOCK: kernel y = {wrong:.7f}, "
+          f"predicted {predicted['y_wrong']:.7f}")
 """),
     md(
         """
@@ -886,8 +911,9 @@ M = 4 if normkit.INTERPRETED else 4096
 
 for n in (257, 256):
     r = exercise.try_width(n, m=M)
-    verdict = "CAUGHT by the test" if r["caught"] else "hidden: N == BLOCK, no test at this width can see it"
-    print(f"N = {r['n']}, BLOCK = {r['block']}: max |wrong - reference| = {r['max_abs_err']:.3e} -> {verdict}")
+    verdict = "CAUGHT" if r["caught"] else "hidden: N == BLOCK"
+    print(f"N = {n}, BLOCK = {r['block']}: "
+          f"max |wrong - reference| = {r['max_abs_err']:.3e}  {verdict}")
 """),
     md(
         """
@@ -911,7 +937,7 @@ và 257.
     ),
     md(
         """
-## The backward pass needs the same $N$
+## The backward pass needs the same N
 
 Fixing the forward is not enough. With $s = \\frac{1}{N}\\sum_k x_k^2 + \\varepsilon$ and
 $r = s^{-1/2}$, the chain rule gives $\\partial s / \\partial x_i = 2 x_i / N$, and that $\\frac{1}{N}$
@@ -927,7 +953,7 @@ level of float64 rounding, $N$ or `BLOCK`? And at $N = 256$? `exercise.backward_
 with each denominator and compares it with autograd of the float64 reference.
 """,
         """
-## 反向传播也需要同一个 $N$
+## 反向传播也需要同一个 N
 
 只修好前向传播还不够。记 $s = \\frac{1}{N}\\sum_k x_k^2 + \\varepsilon$，$r = s^{-1/2}$，由链式法则（chain rule）得 $\\partial s / \\partial x_i = 2 x_i / N$，这个 $\\frac{1}{N}$ 正是下式中的均值：
 
@@ -938,7 +964,7 @@ $$
 被屏蔽的通道向 $\\sum_j u_j x_j$ 加的是 0，所以无论块多大，这个和都是对的；可能出错的只有除以的那个个数。**假设：** 当 $N = 257$ 时，除以 $N$ 和除以 `BLOCK`，哪一个的误差处在 float64 舍入误差的量级？$N = 256$ 时又如何？`exercise.backward_needs_n` 分别用这两个分母构造 $dx$，并与 float64 参考实现经 autograd 求得的梯度比较。
 """,
         """
-## Lượt ngược cần cùng một $N$
+## Lượt ngược cần cùng một N
 
 Chỉ sửa lượt xuôi thì chưa đủ. Với $s = \\frac{1}{N}\\sum_k x_k^2 + \\varepsilon$ và $r = s^{-1/2}$, quy
 tắc dây chuyền (chain rule) cho $\\partial s / \\partial x_i = 2 x_i / N$, và chính $\\frac{1}{N}$ đó trở
@@ -957,8 +983,9 @@ so sánh với gradient mà autograd tính từ bản tham chiếu float64.
     code("""
 for n in (257, 256):
     r = exercise.backward_needs_n(n, m=M)
-    print(f"N = {r['n']}, BLOCK = {r['block']}: max |dx - autograd| dividing by N {r['err_with_n']:.1e}, "
-          f"dividing by BLOCK {r['err_with_block']:.1e}")
+    print(f"N = {n}, BLOCK = {r['block']}: dx error "
+          f"{r['err_with_n']:.1e} dividing by N, "
+          f"{r['err_with_block']:.1e} by BLOCK")
 """),
     md(
         """
@@ -979,13 +1006,16 @@ phá vỡ đẳng thức này ở $N = 257$.
 """,
     ),
     code("""
-n = 257
+n, block = 257, triton.next_power_of_2(257)
 gen = torch.Generator().manual_seed(0)
-x, gamma, dy = (torch.randn(*shape, dtype=torch.float64, generator=gen) for shape in ((M, n), (n,), (M, n)))
-for name, denominator in (("N", n), ("BLOCK", triton.next_power_of_2(n))):
+x = torch.randn(M, n, dtype=torch.float64, generator=gen)
+gamma = torch.randn(n, dtype=torch.float64, generator=gen)
+dy = torch.randn(M, n, dtype=torch.float64, generator=gen)
+for name, denominator in (("N", n), ("BLOCK", block)):
     dx = exercise.dx_with_denominator(x, gamma, dy, denominator)
-    print(f"dividing by {name:<5} ({denominator}): largest |sum_i x_i * dx_i| over the rows = "
-          f"{(x * dx).sum(dim=-1).abs().max().item():.1e}")
+    worst = (x * dx).sum(dim=-1).abs().max().item()
+    print(f"dividing by {name:<5} ({denominator}): max over rows of "
+          f"|sum_i x_i dx_i| = {worst:.1e}")
 """),
     md(
         """
@@ -1007,9 +1037,9 @@ from rmsnorm.accuracy import Case, compare, make_inputs
 x, gamma, dy = make_inputs(Case(M, 257, torch.float32, 0))
 xk, gk = x.clone().requires_grad_(), gamma.clone().requires_grad_()
 dx, _ = torch.autograd.grad(rms_norm(xk, gk), (xk, gk), dy)
-result = compare(dx, manual_backward(x, gamma, dy)[0], torch.float32)
-print(f"the chapter's dx kernel at N = 257: max |err| = {result['max_abs_err']:.1e}, "
-      f"elements out of tolerance: {result['bad_elements']}")
+r = compare(dx, manual_backward(x, gamma, dy)[0], torch.float32)
+print(f"the chapter's dx kernel at N = 257: max |err| {r['max_abs_err']:.1e}, "
+      f"{r['bad_elements']} elements out of tolerance")
 print()
 print(exercise.format_exercise(exercise.run_exercise()))
 """),

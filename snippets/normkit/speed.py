@@ -2,6 +2,7 @@
 
     python -m normkit.speed                      # the target shapes, both ops, bf16
     python -m normkit.speed --sweep --small --json out.json
+    python -m normkit.speed --all out/           # everything the "Going faster" pages show, rendered
 
 Providers: the chapter's teaching kernel (when it imports and accepts the input), the fast
 kernel, torch eager, torch.compile (compiled per shape) and Liger-Kernel (when installed).
@@ -79,19 +80,22 @@ def _timing_kwargs(quick):
     return dict(warmup_calls=5, samples=10, calls_per_sample=5) if quick else {}
 
 
-def time_provider(op, name, M, N, dtype, copy_gbps, quick=False):
-    """Forward and forward+backward of one provider at one shape: ms, GB/s, % of copy bandwidth."""
+def time_provider(op, name, M, N, dtype, copy_gbps, quick=False, timing=None):
+    """Forward and forward+backward of one provider at one shape: ms, GB/s, % of copy bandwidth.
+
+    timing: median_call_ms keyword arguments; default: normal timing, or the quick one."""
+    timing = timing if timing is not None else _timing_kwargs(quick)
     elt = torch.empty((), dtype=dtype).element_size()
     row = {"op": op, "provider": name, "M": M, "N": N, "dtype": str(dtype).replace("torch.", "")}
     try:
         fn = _provider_fn(op, name)
         with torch.no_grad():
             x, w, b, _, _ = _inputs(op, M, N, dtype, grad=False)
-            fwd_ms = median_call_ms(lambda: fn(x, w, b), **_timing_kwargs(quick))
+            fwd_ms = median_call_ms(lambda: fn(x, w, b), **timing)
         del x, w, b
         x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
         # a fresh graph every call: forward, then the gradients of all inputs
-        both_ms = median_call_ms(lambda: torch.autograd.grad(fn(x, w, b), params, dy), **_timing_kwargs(quick))
+        both_ms = median_call_ms(lambda: torch.autograd.grad(fn(x, w, b), params, dy), **timing)
     except Exception as e:  # a missing package or an input the provider refuses
         row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
         return row
@@ -104,7 +108,8 @@ def time_provider(op, name, M, N, dtype, copy_gbps, quick=False):
     return row
 
 
-def measure(op, shapes=TARGET_SHAPES, dtype=torch.bfloat16, providers=PROVIDERS, copy_gbps=None, quick=False):
+def measure_providers(op, shapes=TARGET_SHAPES, dtype=torch.bfloat16, providers=PROVIDERS, copy_gbps=None,
+                      quick=False, timing=None):
     """Every provider at every shape, in one run. Returns {'copy_gbps': ..., 'rows': [...]}."""
     copy_gbps = copy_gbps or copy_bandwidth_gb_per_s()
     rows = []
@@ -112,17 +117,36 @@ def measure(op, shapes=TARGET_SHAPES, dtype=torch.bfloat16, providers=PROVIDERS,
         for name in providers:
             if name == "compile":
                 torch._dynamo.reset()  # compiled per shape, from scratch
-            rows.append(time_provider(op, name, M, N, dtype, copy_gbps, quick))
+            rows.append(time_provider(op, name, M, N, dtype, copy_gbps, quick, timing))
     return {"copy_gbps": copy_gbps, "rows": rows}
 
 
-def small_case(op, M=128, N=257, dtype=torch.float32, providers=("teaching", "fast", "torch", "liger")):
+def graph_replay_ms(step, **timing):
+    """Median ms of one replay of a CUDA graph that captured step(): the GPU's time for the work,
+    with no Python, autograd or launch overhead."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm up off the capturing stream, as torch asks
+        for _ in range(3):
+            step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    try:
+        return median_call_ms(graph.replay, **timing)
+    finally:
+        del graph
+
+
+def small_case(op, M=128, N=257, dtype=torch.float32, providers=("teaching", "fast", "torch", "liger"), timing=None):
     """The launch-bound case: plain calls against CUDA-graph replay of the same work.
 
     Plain calls time what a training step sees: Python, autograd and launch overhead
     included. Graph replay launches the captured kernels with none of that, so the gap
     between the two columns is the launch overhead.
     """
+    timing = timing or {}
     out = []
     for name in providers:
         row = {"op": op, "provider": name, "M": M, "N": N, "dtype": str(dtype).replace("torch.", "")}
@@ -132,25 +156,15 @@ def small_case(op, M=128, N=257, dtype=torch.float32, providers=("teaching", "fa
             both = lambda: torch.autograd.grad(fn(x, w, b), params, dy)  # noqa: E731
             fwd = lambda: fn(x, w, b)  # noqa: E731
             for key, step in (("fwd", fwd), ("fwd_bwd", both)):
-                row[f"{key}_plain_us"] = 1e3 * median_call_ms(step)
-                side = torch.cuda.Stream()
-                side.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(side):  # warm up off the capturing stream, as torch asks
-                    for _ in range(3):
-                        step()
-                torch.cuda.current_stream().wait_stream(side)
-                graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph):
-                    step()
-                row[f"{key}_graph_us"] = 1e3 * median_call_ms(graph.replay)
-                del graph
+                row[f"{key}_plain_us"] = 1e3 * median_call_ms(step, **timing)
+                row[f"{key}_graph_us"] = 1e3 * graph_replay_ms(step, **timing)
         except Exception as e:
             row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
         out.append(row)
     return out
 
 
-def dw_error(M=32768, N=4096, dtype=torch.bfloat16):
+def dw_error(M=32768, N=4096, dtype=torch.bfloat16, providers=("teaching", "fast", "torch", "liger")):
     """dW error against PyTorch's fp32 computation, for each LayerNorm design, at many rows.
 
     Includes an emulation of the official Triton tutorial's lock buffer, whose partial
@@ -168,7 +182,7 @@ def dw_error(M=32768, N=4096, dtype=torch.bfloat16):
                 "max_abs_ref": dw_ref.abs().max().item()}
 
     result = {"M": M, "N": N, "dtype": str(dtype).replace("torch.", "")}
-    for name in ("teaching", "fast", "torch", "liger"):
+    for name in providers:
         try:
             fn = _provider_fn("layernorm", name)
             result[name] = err(torch.autograd.grad(fn(x, w, b), params, dy)[1])
@@ -252,9 +266,12 @@ def tune_configs(N):
     return ([(1, 16, 0), (1, 8, 0), (1, 16, 1)], [(1, 16, 1, 0), (1, 32, 1, 0), (1, 16, 1, 0, 0)])
 
 
-def profile(op, M, N, dtype=torch.bfloat16, provider="fast", calls=10):
+def profile(op, M, N, dtype=torch.bfloat16, provider="fast", calls=10, timing=None):
     """Where a forward+backward call's time goes: host time per call (no synchronization),
-    wall time per call, and the GPU kernels with their device time per call."""
+    wall time per call, the GPU kernels with their device time per call, and the time of
+    the same call replayed from a CUDA graph (no host work at all)."""
+    from torch.autograd import DeviceType
+
     fn = _provider_fn(op, provider)
     x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
     step = lambda: torch.autograd.grad(fn(x, w, b), params, dy)  # noqa: E731
@@ -272,14 +289,28 @@ def profile(op, M, N, dtype=torch.bfloat16, provider="fast", calls=10):
         for _ in range(calls):
             step()
         torch.cuda.synchronize()
-    kernels = []
-    for e in prof.key_averages():
-        dev = getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0)
-        if dev and e.key and not e.key.startswith(("cuda", "aten", "autograd", "Profiler")):
-            kernels.append({"kernel": e.key[:60], "us_per_call": dev / calls, "count_per_call": e.count / calls})
+    # device-side events only (kernels, memsets, copies): CPU ops also carry a device time,
+    # the sum of their children's, which would count every kernel twice
+    per_kernel = {}
+    for e in prof.events():
+        if getattr(e, "device_type", None) != DeviceType.CUDA:
+            continue
+        entry = per_kernel.setdefault(e.name[:60], [0.0, 0])
+        entry[0] += e.time_range.elapsed_us()
+        entry[1] += 1
+    kernels = [{"kernel": k, "us_per_call": us / calls, "count_per_call": n / calls} for k, (us, n) in per_kernel.items()]
     kernels.sort(key=lambda k: -k["us_per_call"])
-    return {"op": op, "provider": provider, "M": M, "N": N, "host_us_per_call": 1e6 * host,
-            "wall_us_per_call": 1e6 * wall, "kernels": kernels[:8]}
+    out = {"op": op, "provider": provider, "M": M, "N": N, "dtype": str(dtype).replace("torch.", ""),
+           "host_us_per_call": 1e6 * host, "wall_us_per_call": 1e6 * wall,
+           "gpu_us_per_call": sum(k["us_per_call"] for k in kernels),
+           "launches_per_call": sum(k["count_per_call"] for k in kernels), "kernels": kernels[:8]}
+    try:
+        out["graph_us_per_call"] = 1e3 * graph_replay_ms(step, **(timing or {}))
+    except Exception as e:  # a provider whose call cannot be captured
+        out["graph_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+    del x, w, b, dy, params
+    torch.cuda.empty_cache()
+    return out
 
 
 def tune_sweep(ops=OPS, Ns=(4096, 8192, 1024, 2048, 16384), M=32768, dtype=torch.bfloat16, budget_s=140):
@@ -297,6 +328,102 @@ def tune_sweep(ops=OPS, Ns=(4096, 8192, 1024, 2048, 16384), M=32768, dtype=torch
             print(op, N, "default", r["default_fwd"], r["default_bwd"],
                   "| fwd best", best("fwd"), "| bwd best", best("bwd"), flush=True)
     return out
+
+
+# The "faster" data set of the GPU build (scripts/gpu_build.py): everything the "Going faster"
+# pages show, measured in one process. Timing: the targets and the small case use
+# median_call_ms's normal protocol (20 warm-up, 50 samples x 20 calls); the N sweep, plot data
+# only, a shorter one. Budget on an H200: about 2.5 minutes, most of it torch.compile's compilations.
+TARGETS_PCT = {"fwd": 92.0, "fwd_bwd": 85.0}  # the issue's targets, % of the copy bandwidth
+SWEEP_TIMING = dict(warmup_calls=10, samples=20, calls_per_sample=10)
+QUICK_TIMING = dict(warmup_calls=3, samples=5, calls_per_sample=3)
+
+
+def fast_launch(op, M, N, dtype=torch.bfloat16):
+    """The launch configuration the fast kernels pick for one shape, and the backward's grid."""
+    if op == "layernorm":
+        from layernorm import fast
+    else:
+        from rmsnorm import fast
+    import triton
+
+    elt = torch.empty((), dtype=dtype).element_size()
+    block_n, fwd_rows, fwd_warps = fast.forward_config(N, elt)
+    _, rows, warps, per_sm, prefetch = fast.backward_config(N, elt)
+    sms = fast.sm_count(torch.cuda.current_device())
+    # the grid backward_rows launches, computed the same way
+    programs = max(1, min(sms * per_sm, triton.cdiv(M, rows)))
+    rows_per_program = triton.cdiv(triton.cdiv(M, programs), rows) * rows
+    programs = triton.cdiv(M, rows_per_program)
+    return {"op": op, "M": M, "N": N, "block_n": block_n, "fwd_rows": fwd_rows, "fwd_warps": fwd_warps,
+            "fwd_programs": triton.cdiv(M, fwd_rows), "bwd_rows": rows, "bwd_warps": warps,
+            "programs_per_sm": per_sm, "prefetch": bool(prefetch), "sm_count": sms,
+            "bwd_programs": programs, "rows_per_program": rows_per_program}
+
+
+def measure(quick=False):
+    """Every number of the "Going faster" pages, in one run; a JSON-serializable dict.
+
+    quick=True: one small shape and few samples, to smoke-test the pipeline (not for publishing).
+    """
+    if not torch.cuda.is_available():
+        raise SystemExit("normkit.speed.measure needs a CUDA GPU")
+    dtype = torch.bfloat16
+    if quick:
+        M, target_n, sweep_n, dw_shape = 2048, (1024,), (512, 1024), (4096, 512)
+        timing = sweep_timing = small_timing = QUICK_TIMING
+    else:
+        M, target_n, sweep_n, dw_shape = 32768, tuple(n for _, n in TARGET_SHAPES), SWEEP_N, (32768, 4096)
+        timing, sweep_timing, small_timing = {}, SWEEP_TIMING, {}
+    first = [p for p in PROVIDERS if p != "compile"]
+    seconds, start = {}, time.perf_counter()
+
+    def lap(stage):
+        seconds[stage] = round(time.perf_counter() - start - sum(seconds.values()), 1)
+        print(f"# faster: {stage} done, {seconds[stage]} s", flush=True)
+
+    copy_gbps = copy_bandwidth_gb_per_s()
+    lap("copy")
+    targets = {op: measure_providers(op, [(M, n) for n in target_n], dtype, first, copy_gbps, timing=timing)["rows"]
+               for op in OPS}
+    lap("targets")
+    small = [row for op in OPS for row in small_case(op, 128, 257, torch.float32, timing=small_timing)]
+    lap("small")
+    dw = dw_error(*dw_shape, dtype)
+    lap("dw_error")
+    profiles = []
+    for op in OPS:
+        for n in target_n:
+            for name in ("fast", "torch", "liger"):
+                try:
+                    profiles.append(profile(op, M, n, dtype, name, timing=timing))
+                except Exception as e:  # Liger missing, or a profiler that cannot start
+                    profiles.append({"op": op, "provider": name, "M": M, "N": n,
+                                     "error": f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"})
+                torch.cuda.empty_cache()
+    lap("profile")
+    # plot data: the sweep's other N; at the target N the plot reuses the targets' rows
+    rest = [(M, n) for n in sweep_n if n not in target_n]
+    sweep = {op: measure_providers(op, rest, dtype, first, copy_gbps, timing=sweep_timing)["rows"] for op in OPS}
+    lap("sweep")
+    # torch.compile last: its compilations take the longest
+    for op in OPS:
+        targets[op] += measure_providers(op, [(M, n) for n in target_n], dtype, ["compile"], copy_gbps,
+                                         timing=timing)["rows"]
+    lap("compile")
+    copy_gbps_end = copy_bandwidth_gb_per_s()
+    lap("copy_end")
+    properties = torch.cuda.get_device_properties(0)
+    return {
+        "quick": quick, "device": properties.name, "sm_count": properties.multi_processor_count,
+        "copy_gbps": copy_gbps, "copy_gbps_end": copy_gbps_end, "targets_pct": TARGETS_PCT,
+        "M": M, "dtype": str(dtype).replace("torch.", ""), "target_n": list(target_n), "sweep_n": list(sweep_n),
+        "providers": list(PROVIDERS),
+        "timing": {"targets": timing or "normal", "sweep": sweep_timing, "small": small_timing or "normal"},
+        "launch": {op: [fast_launch(op, M, n, dtype) for n in sweep_n] for op in OPS},
+        "targets": targets, "sweep": sweep, "small": small, "dw_error": dw, "profile": profiles,
+        "seconds": {**seconds, "total": round(time.perf_counter() - start, 1)},
+    }
 
 
 def format_table(result):
@@ -328,9 +455,28 @@ def main(argv=None):
     p.add_argument("--tune", action="store_true", help="time the fast kernels' launch configurations")
     p.add_argument("--skip-targets", action="store_true", help="skip the provider table at the target shapes")
     p.add_argument("--json", help="write every result here")
+    p.add_argument("--all", metavar="DIR",
+                   help="run the GPU build's full measurement (measure()) and render its tables, plots "
+                        "and quotes into DIR, as the 'Going faster' pages show them")
+    p.add_argument("--quick", action="store_true", help="with --all: a tiny smoke-test run")
     a = p.parse_args(argv)
     if not torch.cuda.is_available():
         raise SystemExit("normkit.speed needs a CUDA GPU")
+    if a.all:
+        from pathlib import Path
+
+        from normkit import speed_report
+
+        results = measure(quick=a.quick)
+        out = Path(a.all)
+        out.mkdir(parents=True, exist_ok=True)
+        document = {"provenance": {"gpu": results["device"], "copy_gb_per_s": round(results["copy_gbps"], 1),
+                                   "quick": a.quick}, "results": results}
+        (out / "measurements.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        speed_report.write(document, out)
+        for op in OPS:
+            print((out / f"{op}-targets.md").read_text(encoding="utf-8"))
+        return document
     dtype = DTYPES[a.dtype]
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
     import triton
@@ -355,7 +501,8 @@ def main(argv=None):
     first = [p for p in a.providers if p != "compile"]
     report["targets"] = {}
     if not a.skip_targets:
-        report["targets"] = {op: measure(op, [(a.M, n) for n in a.N], dtype, first, copy_gbps) for op in a.op}
+        report["targets"] = {op: measure_providers(op, [(a.M, n) for n in a.N], dtype, first, copy_gbps)
+                             for op in a.op}
         save("targets")
     if a.small:
         report["small"] = [row for op in a.op for row in small_case(op)]
@@ -367,12 +514,12 @@ def main(argv=None):
         print(json.dumps(report["dw_error"]), flush=True)
         save("dw_error")
     if a.sweep:
-        report["sweep"] = {op: measure(op, [(a.M, n) for n in SWEEP_N], dtype, first, copy_gbps, quick=True)
+        report["sweep"] = {op: measure_providers(op, [(a.M, n) for n in SWEEP_N], dtype, first, copy_gbps, quick=True)
                            for op in a.op}
         save("sweep")
     if "compile" in a.providers and not a.skip_targets:
         for op in a.op:
-            report["targets"][op]["rows"] += measure(op, [(a.M, n) for n in a.N], dtype, ["compile"], copy_gbps)["rows"]
+            report["targets"][op]["rows"] += measure_providers(op, [(a.M, n) for n in a.N], dtype, ["compile"], copy_gbps)["rows"]
             save(f"compile {op}")
     report["copy_gbps_end"] = copy_bandwidth_gb_per_s()
     save("all")

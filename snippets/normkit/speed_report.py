@@ -1,0 +1,415 @@
+"""Render the "faster" data set: the tables, plots and quotes of both "Going faster" pages.
+
+    write(measurements, out_dir)
+
+measurements = {"provenance": {..., "gpu", "copy_gb_per_s"}, "results": normkit.speed.measure()}.
+Files, for each chapter OP in (layernorm, rmsnorm):
+
+- OP-targets.md: every provider at the target shapes, fwd and fwd+bwd as GB/s and % of the copy
+  bandwidth measured in the same run, and whether the issue's targets are met (computed here);
+- OP-small.md: the launch-bound 128x257 case, µs per call, plain calls against CUDA-graph replay;
+- OP-profile.md: host time against GPU time of one fwd+bwd call, and the same call from a CUDA graph;
+- OP-bandwidth.svg: % of copy bandwidth against N for every provider (fwd and fwd+bwd panels);
+
+and dw-error.md (LayerNorm dW error per design) and quotes.json (every number the pages quote, as
+ready-to-print strings: a page writes {{ faster.KEY }}). Tables are written in every language of
+the site (normkit.tables.write_localized); the plot's labels are language-neutral. Same input,
+same bytes: no dates, a fixed SVG hash salt, sorted keys.
+"""
+
+import json
+import math
+from pathlib import Path
+
+import matplotlib
+
+from normkit.tables import write_localized
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+OPS = {"layernorm": "ln", "rmsnorm": "rms"}
+PROVIDERS = ("fast", "teaching", "torch", "compile", "liger")
+# language-neutral names: the functions a reader would call
+NAMES = {
+    "layernorm": {"fast": "layer_norm_fast", "teaching": "layer_norm", "torch": "F.layer_norm",
+                  "compile": "torch.compile", "liger": "Liger"},
+    "rmsnorm": {"fast": "rms_norm_fast", "teaching": "rms_norm", "torch": "F.rms_norm",
+                "compile": "torch.compile", "liger": "Liger"},
+}
+COLORS = {"fast": "#3f51b5", "teaching": "#9e9e9e", "torch": "#ff7043", "compile": "#26a69a", "liger": "#ab47bc"}
+MARKERS = {"fast": "o", "teaching": "s", "torch": "^", "compile": "D", "liger": "v"}
+MODES = (("fwd", "fwd", 2), ("fwd_bwd", "fwd+bwd", 5))  # key, label, bytes moved per element (in units of elt)
+DW_DESIGNS = ("fast", "teaching", "torch", "liger", "lock_buffer_in_input_dtype")
+MISSING = ("ModuleNotFoundError", "ImportError")  # a provider not installed is left out, not shown as refused
+
+LABELS = {
+    "en": {
+        "shape": "shape", "provider": "provider", "pct_copy": "% copy", "refused": "refused",
+        "copy": "copy bandwidth (same run)", "targets": "targets",
+        "plain": "plain calls", "graph": "CUDA graph", "per_call": "µs per call",
+        "host_us": "host µs", "gpu_us": "GPU kernels µs", "wall_us": "wall µs", "launches": "launches",
+        "graph_us": "CUDA graph µs (% copy)", "bound": "limited by", "host": "host (CPU)", "gpu": "GPU",
+        "design": "design", "max_abs": "max abs error", "rel": "‖error‖ / ‖dW‖", "vs_fast": "× fast",
+        "dw_ref": "largest |dW|",
+        "dw_fast": "`layer_norm_fast`: fp32 registers, (programs × N) fp32 partial rows",
+        "dw_teaching": "`layer_norm` (chapter 1): fp32 partial rows under locks",
+        "dw_torch": "`F.layer_norm` (PyTorch)", "dw_liger": "Liger",
+        "dw_lock_buffer_in_input_dtype": "lock buffer in the input dtype (official tutorial, emulated, {group} rows)",
+    },
+    "zh": {
+        "shape": "形状", "provider": "实现", "pct_copy": "占拷贝带宽 %", "refused": "不支持",
+        "copy": "拷贝带宽（同一次运行）", "targets": "目标",
+        "plain": "普通调用", "graph": "CUDA 图", "per_call": "每次调用 µs",
+        "host_us": "主机 µs", "gpu_us": "GPU 内核 µs", "wall_us": "墙钟 µs", "launches": "启动次数",
+        "graph_us": "CUDA 图 µs（占拷贝带宽 %）", "bound": "瓶颈", "host": "主机（CPU）", "gpu": "GPU",
+        "design": "设计", "max_abs": "最大绝对误差", "rel": "‖误差‖ / ‖dW‖", "vs_fast": "× 快速内核",
+        "dw_ref": "最大 |dW|",
+        "dw_fast": "`layer_norm_fast`：fp32 寄存器，(程序数 × N) 个 fp32 部分和行",
+        "dw_teaching": "`layer_norm`（第 1 章）：加锁的 fp32 部分和行",
+        "dw_torch": "`F.layer_norm`（PyTorch）", "dw_liger": "Liger",
+        "dw_lock_buffer_in_input_dtype": "输入精度的加锁缓冲区（官方教程，模拟，{group} 行）",
+    },
+    "vi": {
+        "shape": "kích thước", "provider": "cài đặt", "pct_copy": "% sao chép", "refused": "không hỗ trợ",
+        "copy": "băng thông sao chép (cùng lần chạy)", "targets": "mục tiêu",
+        "plain": "gọi thường", "graph": "CUDA graph", "per_call": "µs mỗi lần gọi",
+        "host_us": "µs trên host", "gpu_us": "µs kernel GPU", "wall_us": "µs thực", "launches": "số lần khởi chạy",
+        "graph_us": "µs với CUDA graph (% sao chép)", "bound": "giới hạn bởi", "host": "host (CPU)", "gpu": "GPU",
+        "design": "thiết kế", "max_abs": "sai số tuyệt đối lớn nhất", "rel": "‖sai số‖ / ‖dW‖",
+        "vs_fast": "× kernel nhanh", "dw_ref": "|dW| lớn nhất",
+        "dw_fast": "`layer_norm_fast`: thanh ghi fp32, (số chương trình × N) hàng tổng riêng fp32",
+        "dw_teaching": "`layer_norm` (chương 1): hàng tổng riêng fp32 dưới khóa",
+        "dw_torch": "`F.layer_norm` (PyTorch)", "dw_liger": "Liger",
+        "dw_lock_buffer_in_input_dtype": "bộ đệm có khóa theo kiểu dữ liệu đầu vào (hướng dẫn chính thức, mô phỏng, {group} hàng)",
+    },
+}
+
+ELEMENT_SIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
+
+
+# No thousands separator anywhere: a comma reads as a decimal mark in Vietnamese.
+def _num(v):
+    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.1f}"
+
+
+def _pct(v):
+    return f"{v:.1f}%"
+
+
+def _signed(v):
+    return f"{v:+.1f}".replace("-", "−")
+
+
+def _ratio(v):
+    return f"{v:.2f}×" if v < 10 else f"{v:.1f}×"
+
+
+def _sci(v):
+    if v == 0:
+        return "0"
+    exponent = math.floor(math.log10(abs(v)))
+    mantissa = v / 10**exponent
+    if round(mantissa, 1) >= 10:
+        mantissa, exponent = mantissa / 10, exponent + 1
+    return f"{mantissa:.1f}" if exponent == 0 else f"{mantissa:.1f}e{exponent}"
+
+
+def _shape_key(m, n):
+    return f"{m}x{n}"
+
+
+def _shape_text(m, n):
+    return f"{m}×{n}"
+
+
+def _ok(row):
+    return row is not None and "error" not in row
+
+
+def _installed(rows):
+    """Providers with at least one row that did not fail for want of the package."""
+    seen = []
+    for name in PROVIDERS:
+        mine = [r for r in rows if r["provider"] == name]
+        if mine and not all(r.get("error", "").startswith(MISSING) for r in mine):
+            seen.append(name)
+    return seen
+
+
+def _index(rows):
+    return {(r["provider"], r["N"]): r for r in rows}
+
+
+def _met(pct, target):
+    return f"{'✓' if pct >= target else '✗'} ({_signed(pct - target)})"
+
+
+def targets_md(res, op, t):
+    rows = res["targets"][op]
+    index = _index(rows)
+    copy = res["copy_gbps"]
+    goal = res["targets_pct"]
+    out = [f"**{res['dtype']}** · M = {res['M']} · {t('copy')}: {copy:.0f} GB/s · {t('targets')}: "
+           f"fwd ≥ {goal['fwd']:.0f}%, fwd+bwd ≥ {goal['fwd_bwd']:.0f}%", "",
+           f"| {t('shape')} | {t('provider')} | fwd GB/s | fwd {t('pct_copy')} | fwd ≥ {goal['fwd']:.0f}% "
+           f"| fwd+bwd GB/s | fwd+bwd {t('pct_copy')} | fwd+bwd ≥ {goal['fwd_bwd']:.0f}% |",
+           "|---|---|--:|--:|:-:|--:|--:|:-:|"]
+    for n in res["target_n"]:
+        for name in _installed(rows):
+            r = index.get((name, n))
+            head = f"| {_shape_text(res['M'], n)} | `{NAMES[op][name]}` |"
+            if not _ok(r):
+                out.append(f"{head} {t('refused')} | — | — | — | — | — |")
+                continue
+            cells = []
+            for key, _, _ in MODES:
+                pct = r[f"{key}_pct_copy"]
+                cells += [f"{r[f'{key}_gbps']:.0f}", _pct(pct), _met(pct, goal[key])]
+            out.append(f"{head} {' | '.join(cells)} |")
+    return "\n".join(out) + "\n"
+
+
+def small_md(res, op, t):
+    rows = [r for r in res["small"] if r["op"] == op]
+    first = rows[0]
+    out = [f"**{_shape_text(first['M'], first['N'])} {first['dtype']}** · {t('per_call')}", "",
+           f"| {t('provider')} | fwd, {t('plain')} | fwd, {t('graph')} | fwd+bwd, {t('plain')} "
+           f"| fwd+bwd, {t('graph')} |",
+           "|---|--:|--:|--:|--:|"]
+    for name in _installed(rows):
+        r = next(r for r in rows if r["provider"] == name)
+        head = f"| `{NAMES[op][name]}` |"
+        if not _ok(r):
+            out.append(f"{head} {t('refused')} | — | — | — |")
+            continue
+        out.append(f"{head} {_num(r['fwd_plain_us'])} | {_num(r['fwd_graph_us'])} | "
+                   f"{_num(r['fwd_bwd_plain_us'])} | {_num(r['fwd_bwd_graph_us'])} |")
+    return "\n".join(out) + "\n"
+
+
+def _bytes(res, n, mode_bytes):
+    return mode_bytes * res["M"] * n * ELEMENT_SIZE[res["dtype"]]
+
+
+def _graph_pct(res, p):
+    gbps = _bytes(res, p["N"], 5) / (p["graph_us_per_call"] * 1e-6) / 1e9
+    return 100 * gbps / res["copy_gbps"]
+
+
+def profile_md(res, op, t):
+    rows = [p for p in res["profile"] if p["op"] == op]
+    out = [f"**fwd+bwd** · {res['dtype']}", "",
+           f"| {t('shape')} | {t('provider')} | {t('host_us')} | {t('gpu_us')} | {t('wall_us')} | {t('launches')} "
+           f"| {t('graph_us')} | {t('bound')} |",
+           "|---|---|--:|--:|--:|--:|--:|---|"]
+    for p in rows:
+        if "error" in p:
+            continue
+        graph = (f"{_num(p['graph_us_per_call'])} ({_pct(_graph_pct(res, p))})" if "graph_us_per_call" in p else "—")
+        bound = t("host") if p["host_us_per_call"] > p["gpu_us_per_call"] else t("gpu")
+        out.append(f"| {_shape_text(p['M'], p['N'])} | `{NAMES[op][p['provider']]}` | {_num(p['host_us_per_call'])} | "
+                   f"{_num(p['gpu_us_per_call'])} | {_num(p['wall_us_per_call'])} | "
+                   f"{p['launches_per_call']:.0f} | {graph} | {bound} |")
+    return "\n".join(out) + "\n"
+
+
+def dw_md(dw, t):
+    fast = dw["fast"].get("max_abs")
+    out = [f"**LayerNorm** · {_shape_text(dw['M'], dw['N'])} {dw['dtype']} · {t('dw_ref')} = "
+           f"{_num(_ref_max(dw))}", "",
+           f"| {t('design')} | {t('max_abs')} | {t('rel')} | {t('vs_fast')} |",
+           "|---|--:|--:|--:|"]
+    for name in DW_DESIGNS:
+        e = dw.get(name)
+        if e is None or ("error" in e and e["error"].startswith(MISSING)):
+            continue
+        label = t(f"dw_{name}").replace("{group}", str(e.get("group_size", "")))
+        if "error" in e:
+            out.append(f"| {label} | {t('refused')} | — | — |")
+            continue
+        ratio = _ratio(e["max_abs"] / fast) if fast else "—"
+        out.append(f"| {label} | {e['max_abs']:.3g} | {_sci(e['rel_norm'])} | {ratio} |")
+    return "\n".join(out) + "\n"
+
+
+def _ref_max(dw):
+    return next(e["max_abs_ref"] for e in dw.values() if isinstance(e, dict) and "max_abs_ref" in e)
+
+
+def _half_ulp(value, dtype):
+    """Half a unit in the last place of value in dtype: the rounding of the output itself."""
+    mantissa_bits = {"bfloat16": 8, "float16": 11, "float32": 24}[dtype]  # with the implicit bit
+    return 2.0 ** (math.floor(math.log2(value)) - mantissa_bits)
+
+
+def _series(res, op):
+    """{provider: [(N, row)]}: the sweep's rows and, at the target N, the targets' rows."""
+    rows = res["targets"][op] + res["sweep"][op]
+    series = {}
+    for name in _installed(rows):
+        points = sorted((r["N"], r) for r in rows if r["provider"] == name and _ok(r))
+        if points:
+            series[name] = points
+    return series
+
+
+def bandwidth_svg(res, op, gpu, path):
+    series = _series(res, op)
+    ns = sorted({n for points in series.values() for n, _ in points})
+    with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "path", "font.size": 10}):
+        fig, axes = plt.subplots(1, 2, figsize=(9, 4.1), sharey=True)
+        for ax, (key, label, _) in zip(axes, MODES):
+            for name, points in series.items():
+                ax.plot([n for n, _ in points], [r[f"{key}_pct_copy"] for _, r in points], marker=MARKERS[name],
+                        markersize=4, linewidth=2 if name == "fast" else 1.2, color=COLORS[name],
+                        label=NAMES[op][name])
+            target = res["targets_pct"][key]
+            ax.axhline(target, color="0.4", linestyle="--", linewidth=1)
+            ax.text(ns[0], target + 1.5, f"{target:.0f}%", color="0.3", fontsize=8)
+            ax.axhline(100, color="0.7", linestyle=":", linewidth=1)
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(ns, [str(n) for n in ns])
+            ax.minorticks_off()
+            ax.set_title(label)
+            ax.set_xlabel("N")
+            ax.set_ylim(0, 110)
+            ax.grid(True, linewidth=0.4, alpha=0.5)
+        axes[0].set_ylabel("% copy")
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False, fontsize=8)
+        fig.suptitle(f"{gpu} · M = {res['M']} · {res['dtype']}", fontsize=10)
+        fig.tight_layout(rect=(0, 0.07, 1, 1))
+        fig.savefig(path, format="svg", metadata={"Date": None})
+        plt.close(fig)
+
+
+def quotes(measurements):
+    """Flat dict of ready-to-print strings; keys are what pages write as {{ faster.KEY }}."""
+    prov, res = measurements["provenance"], measurements["results"]
+    copy, goal, m = res["copy_gbps"], res["targets_pct"], res["M"]
+    elt = ELEMENT_SIZE[res["dtype"]]
+    q = {"gpu": str(prov.get("gpu", res.get("device"))), "sm_count": str(res["sm_count"]),
+         "copy_gbps": f"{copy:.0f}", "copy_gbps_end": f"{res['copy_gbps_end']:.0f}", "m": str(m),
+         "dtype": res["dtype"], "target_fwd": f"{goal['fwd']:.0f}%", "target_fwdbwd": f"{goal['fwd_bwd']:.0f}%",
+         "sweep_n_min": str(min(res["sweep_n"])), "sweep_n_max": str(max(res["sweep_n"]))}
+
+    for op, p in OPS.items():
+        index = _index(res["targets"][op])
+        launch = {c["N"]: c for c in res["launch"][op]}
+        met = total = 0
+        for n in res["target_n"]:
+            s = _shape_key(m, n)
+            q[f"shape_{s}"] = _shape_text(m, n)
+            min_bytes = {key: mult * m * n * elt for key, _, mult in MODES}
+            for key, _, _ in MODES:
+                short = key.replace("_", "")
+                q[f"{p}_min_{short}_mb_{s}"] = f"{min_bytes[key] / 1e6:.0f}"
+                q[f"{p}_min_{short}_us_{s}"] = _num(min_bytes[key] / (copy * 1e9) * 1e6)
+            for name in PROVIDERS:
+                r = index.get((name, n))
+                if not _ok(r):
+                    continue
+                for key, _, _ in MODES:
+                    short = key.replace("_", "")
+                    q[f"{p}_{name}_{short}_pct_{s}"] = _pct(r[f"{key}_pct_copy"])
+                    q[f"{p}_{name}_{short}_gbps_{s}"] = f"{r[f'{key}_gbps']:.0f}"
+                    q[f"{p}_{name}_{short}_us_{s}"] = _num(1000 * r[f"{key}_ms"])
+            fast = index.get(("fast", n))
+            if _ok(fast):
+                for key, _, _ in MODES:
+                    short = key.replace("_", "")
+                    pct = fast[f"{key}_pct_copy"]
+                    q[f"{p}_fast_{short}_gap_{s}"] = _signed(pct - goal[key])
+                    total += 1
+                    met += pct >= goal[key]
+                    others = [(index[(o, n)][f"{key}_pct_copy"], o) for o in PROVIDERS
+                              if o != "fast" and _ok(index.get((o, n)))]
+                    if others:
+                        best, who = max(others)
+                        q[f"{p}_best_other_{short}_{s}"] = NAMES[op][who]
+                        q[f"{p}_best_other_{short}_pct_{s}"] = _pct(best)
+                        q[f"{p}_fast_{short}_lead_{s}"] = _signed(pct - best)
+            c = launch.get(n)
+            if c:
+                halves = 2 if op == "layernorm" else 1  # dW and dB, or dW alone
+                part = c["bwd_programs"] * n * 4 * halves
+                for k in ("fwd_rows", "fwd_warps", "fwd_programs", "bwd_rows", "bwd_warps", "programs_per_sm",
+                          "bwd_programs", "rows_per_program"):
+                    q[f"{p}_{k}_{s}"] = str(c[k])
+                q[f"{p}_prefetch_{s}"] = "PREFETCH=1" if c["prefetch"] else "PREFETCH=0"
+                q[f"{p}_partial_mb_{s}"] = f"{part / 1e6:.1f}"
+                # written once and read once, against the minimum fwd+bwd traffic
+                q[f"{p}_partial_share_{s}"] = _pct(100 * 2 * part / min_bytes["fwd_bwd"])
+            if op == "rmsnorm":
+                q[f"rms_teaching_partial_mb_{s}"] = f"{m * n * 4 / 1e6:.0f}"
+        q[f"{p}_targets_met"] = f"{met} / {total}"
+
+        for pr in res["profile"]:
+            if pr["op"] != op or "error" in pr:
+                continue
+            s, name = _shape_key(pr["M"], pr["N"]), pr["provider"]
+            host, gpu = pr["host_us_per_call"], pr["gpu_us_per_call"]
+            q[f"{p}_{name}_host_us_{s}"] = _num(host)
+            q[f"{p}_{name}_gpu_us_{s}"] = _num(gpu)
+            q[f"{p}_{name}_wall_us_{s}"] = _num(pr["wall_us_per_call"])
+            q[f"{p}_{name}_launches_{s}"] = f"{pr['launches_per_call']:.0f}"
+            q[f"{p}_{name}_host_over_gpu_{s}"] = _ratio(host / gpu) if gpu else "—"
+            if pr["launches_per_call"]:
+                q[f"{p}_{name}_host_us_per_launch_{s}"] = _num(host / pr["launches_per_call"])
+            if "graph_us_per_call" in pr:
+                q[f"{p}_{name}_graph_us_{s}"] = _num(pr["graph_us_per_call"])
+                q[f"{p}_{name}_graph_fwdbwd_pct_{s}"] = _pct(_graph_pct(res, pr))
+            if name == "fast":
+                for part, marker in (("fwd", "fwd_kernel"), ("bwd", "bwd_kernel"), ("reduce", "sum_partials")):
+                    us = sum(k["us_per_call"] for k in pr["kernels"] if marker in k["kernel"])
+                    q[f"{p}_fast_{part}_kernel_us_{s}"] = _num(us)
+
+        small = {r["provider"]: r for r in res["small"] if r["op"] == op}
+        for name, r in small.items():
+            q["small_shape"], q["small_dtype"] = _shape_text(r["M"], r["N"]), r["dtype"]
+            if not _ok(r):
+                continue
+            for key, _, _ in MODES:
+                short = key.replace("_", "")
+                q[f"{p}_{name}_small_{short}_plain_us"] = _num(r[f"{key}_plain_us"])
+                q[f"{p}_{name}_small_{short}_graph_us"] = _num(r[f"{key}_graph_us"])
+        if _ok(small.get("fast")) and _ok(small.get("torch")):
+            for key, _, _ in MODES:
+                short = key.replace("_", "")
+                for how in ("plain", "graph"):
+                    # above 1x: the fast path beats torch eager
+                    ratio = small["torch"][f"{key}_{how}_us"] / small["fast"][f"{key}_{how}_us"]
+                    q[f"{p}_small_{short}_{how}_vs_torch"] = _ratio(ratio)
+
+    dw = res["dw_error"]
+    ref = _ref_max(dw)
+    q["dw_shape"], q["dw_dtype"] = _shape_text(dw["M"], dw["N"]), dw["dtype"]
+    q["dw_ref_max"] = _num(ref)
+    q["dw_half_ulp"] = f"{_half_ulp(ref, dw['dtype']):g}"
+    for name in DW_DESIGNS:
+        e = dw.get(name, {})
+        if "max_abs" in e:
+            q[f"dw_{name}_max_abs"] = f"{e['max_abs']:.3g}"
+            q[f"dw_{name}_rel"] = _sci(e["rel_norm"])
+    lock = dw.get("lock_buffer_in_input_dtype", {})
+    if "group_size" in lock:
+        q["dw_lock_group"] = str(lock["group_size"])
+    if "max_abs" in lock and dw.get("fast", {}).get("max_abs"):
+        q["dw_lock_vs_fast"] = _ratio(lock["max_abs"] / dw["fast"]["max_abs"])
+    return q
+
+
+def write(measurements, out_dir):
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    res = measurements["results"]
+    gpu = measurements["provenance"].get("gpu", res.get("device", ""))
+    for op in OPS:
+        write_localized(out_dir, f"{op}-targets.md", lambda t, op=op: targets_md(res, op, t), LABELS)
+        write_localized(out_dir, f"{op}-small.md", lambda t, op=op: small_md(res, op, t), LABELS)
+        write_localized(out_dir, f"{op}-profile.md", lambda t, op=op: profile_md(res, op, t), LABELS)
+        bandwidth_svg(res, op, gpu, out_dir / f"{op}-bandwidth.svg")
+    write_localized(out_dir, "dw-error.md", lambda t: dw_md(res["dw_error"], t), LABELS)
+    (out_dir / "quotes.json").write_text(
+        json.dumps(quotes(measurements), indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
