@@ -344,6 +344,11 @@ def quotes(measurements):
             if op == "rmsnorm":
                 q[f"rms_teaching_partial_mb_{s}"] = f"{m * n * 4 / 1e6:.0f}"
         q[f"{p}_targets_met"] = f"{met} / {total}"
+        for r in res["sweep"][op]:  # plot data, quicker timing: % of copy only
+            if _ok(r):
+                for key, _, _ in MODES:
+                    q[f"{p}_{r['provider']}_{key.replace('_', '')}_pct_{_shape_key(r['M'], r['N'])}"] = _pct(
+                        r[f"{key}_pct_copy"])
 
         for pr in res["profile"]:
             if pr["op"] != op or "error" in pr:

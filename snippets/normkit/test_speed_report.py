@@ -166,7 +166,8 @@ def test_quick_measure_renders(tmp_path):
 
     results = speed.measure(quick=True)
     json.dumps(results)
-    assert {r["provider"] for r in results["targets"]["layernorm"]} == set(speed.PROVIDERS)
+    # the quick run skips torch.compile; a provider that is missing still has its (error) row
+    assert {r["provider"] for r in results["targets"]["layernorm"]} == set(speed.PROVIDERS) - {"compile"}
     speed_report.write({"provenance": {"gpu": results["device"], "copy_gb_per_s": results["copy_gbps"]},
                         "results": results}, tmp_path)
     assert (tmp_path / "quotes.json").is_file()
