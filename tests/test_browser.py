@@ -158,7 +158,7 @@ def test_copy_button_copies_the_snippet(browser, base_url, site_dir, language, p
         index = next(i for i in range(blocks.count()) if first_line in blocks.nth(i).inner_text())
         block = blocks.nth(index)
         block.hover()
-        block.locator("button.md-clipboard").click()
+        block.locator('button.md-code__button[data-md-type="copy"]').click()
         copied = tab.evaluate("navigator.clipboard.readText()")
         assert copied == expected, f"{language}/{page}: the copy button of {target} copied other text"
     finally:
