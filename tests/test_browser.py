@@ -182,8 +182,10 @@ def test_search_finds_a_chapter_by_a_word_of_its_language(browser, base_url, sit
     visit = Visit(browser, base_url)
     try:
         tab = visit.open(page_path(site_dir, language, "index.md"))
-        tab.locator("label.md-header__button[for='__search']").click()
-        tab.locator("input.md-search__input").fill(query)
+        search = tab.locator("input.md-search__input")
+        search.click()
+        search.fill(query)
+        search.press("End")  # Material searches on keyup; typed CJK text arrives without key events
         results = tab.locator(".md-search-result__item a")
         results.first.wait_for(timeout=15000)
         hrefs = [results.nth(i).get_attribute("href") for i in range(results.count())]
