@@ -18,7 +18,7 @@ site: $(VENV)/.installed          ## build all three languages into $(SITE)/ fro
 	$(PY) scripts/build_site.py --site-dir $(SITE)
 
 serve: $(VENV)/.installed         ## live preview of one language while writing: make serve LANG_=zh
-	$(PY) -m mkdocs serve --config-file $(if $(filter en,$(LANG_)),mkdocs.yml,mkdocs.$(LANG_).yml)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve --config-file $(if $(filter en,$(LANG_)),mkdocs.yml,mkdocs.$(LANG_).yml)
 
 preview: site                     ## the built site in all languages, switcher included
 	$(PY) -m http.server --directory $(SITE) --bind 127.0.0.1 8000
