@@ -14,25 +14,7 @@ import torch.nn.functional as F
 
 from layernorm.fast import ContractError, layer_norm_fast
 from normkit.runtime import DEVICE, INTERPRETED
-
-TOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
-DTYPES = [torch.float32, torch.float16, torch.bfloat16]
-
-
-def poison_allocator():
-    # fill the caching allocator's free blocks with NaN: an output element the kernels
-    # forget to write then shows up as NaN instead of a plausible leftover value
-    if DEVICE.type == "cuda":
-        torch.full((64 * 1024 * 1024,), float("nan"), device=DEVICE)
-        torch.cuda.synchronize()
-
-
-def assert_close(name, out, ref, dtype, scale=1.0):
-    out = out.double()
-    assert out.shape == ref.shape, f"{name}: shape {tuple(out.shape)} != {tuple(ref.shape)}"
-    scale = max(ref.abs().max().item(), scale)
-    err = (out - ref).abs().max().item()
-    assert err <= TOL[dtype] * scale, f"{name}: max error {err:.3g} > {TOL[dtype]} * {scale:.3g}"
+from normkit.testing import DTYPES, assert_close, poison_allocator
 
 
 def check(shape, dtype, seed=0):
