@@ -8,6 +8,7 @@ import pytest
 from sitecheck import (
     DOCS,
     LANGUAGES,
+    SNIPPETS,
     built_page,
     markdown_pages,
     output_dir,
@@ -37,8 +38,6 @@ def test_every_snippet_section_is_shown_on_a_page():
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_every_include_resolves(language):
-    from sitecheck import SNIPPETS
-
     data = DOCS / "data"
     for lang, page, markdown in markdown_pages():
         if lang != language:
