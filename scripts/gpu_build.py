@@ -33,7 +33,7 @@ DATA = ROOT / "docs" / "data"
 DATASETS = {
     "layernorm": ("layernorm.benchmark", "layernorm.report", ("layernorm", "normkit")),
     "rmsnorm": ("rmsnorm.benchmark", "rmsnorm.report", ("rmsnorm", "normkit")),
-    "faster": ("normkit.speed", "normkit.speed_report", ("layernorm", "rmsnorm", "normkit")),
+    "faster": ("faster.benchmark", "faster.report", ("faster", "layernorm", "rmsnorm", "normkit")),
 }
 CHAPTERS = tuple(DATASETS)
 

@@ -1,11 +1,11 @@
-"""speed_report.write renders the "faster" tables, plots and quotes. Every number here is SYNTHETIC,
+"""faster.report.write renders the "faster" tables, plots and quotes. Every number here is SYNTHETIC,
 made up to test the rendering only: none of it is a measurement and none of it is ever published."""
 
 import json
 
 import pytest
 
-from normkit import speed_report
+from faster import report
 
 M = 32768
 TARGET_N = [4096, 8192]
@@ -85,7 +85,7 @@ OPS = ("layernorm", "rmsnorm")
 
 
 def test_write_renders_every_file_in_every_language(tmp_path):
-    speed_report.write(synthetic_measurements(), tmp_path)
+    report.write(synthetic_measurements(), tmp_path)
     names = sorted(p.name for p in tmp_path.iterdir())
     expected = ["quotes.json"]
     for stem in ("dw-error", *(f"{op}-{t}" for op in OPS for t in ("targets", "small", "profile"))):
@@ -99,7 +99,7 @@ def test_write_renders_every_file_in_every_language(tmp_path):
 
 
 def test_targets_table_computes_whether_the_targets_are_met(tmp_path):
-    speed_report.write(synthetic_measurements(), tmp_path)
+    report.write(synthetic_measurements(), tmp_path)
     table = (tmp_path / "layernorm-targets.md").read_text(encoding="utf-8")
     # synthetic fast kernel: 95 / 80 at 4096 (fwd met, fwd+bwd 5 points short), 100 / 85 at 8192 (both met)
     assert "| 32768×4096 | `layer_norm_fast` | 3800 | 95.0% | ✓ (+3.0) | 3200 | 80.0% | ✗ (−5.0) |" in table
@@ -111,7 +111,7 @@ def test_targets_table_computes_whether_the_targets_are_met(tmp_path):
 
 
 def test_small_profile_and_dw_tables(tmp_path):
-    speed_report.write(synthetic_measurements(), tmp_path)
+    report.write(synthetic_measurements(), tmp_path)
     small = (tmp_path / "rmsnorm-small.md").read_text(encoding="utf-8")
     assert "| `rms_norm_fast` | 100 | 4.0 | 400 | 8.0 |" in small
     profile = (tmp_path / "layernorm-profile.vi.md").read_text(encoding="utf-8")
@@ -124,7 +124,7 @@ def test_small_profile_and_dw_tables(tmp_path):
 
 
 def test_quotes_are_strings_the_pages_can_quote(tmp_path):
-    speed_report.write(synthetic_measurements(), tmp_path)
+    report.write(synthetic_measurements(), tmp_path)
     q = json.loads((tmp_path / "quotes.json").read_text(encoding="utf-8"))
     assert all(isinstance(v, str) for v in q.values())
     assert q["gpu"] == "Synthetic GPU" and q["copy_gbps"] == "4000"
@@ -152,8 +152,8 @@ def test_quotes_are_strings_the_pages_can_quote(tmp_path):
 
 def test_plot_is_deterministic_and_language_neutral(tmp_path):
     first, second = tmp_path / "a", tmp_path / "b"
-    speed_report.write(synthetic_measurements(), first)
-    speed_report.write(synthetic_measurements(), second)
+    report.write(synthetic_measurements(), first)
+    report.write(synthetic_measurements(), second)
     for path in sorted(first.iterdir()):
         assert path.read_bytes() == (second / path.name).read_bytes(), path.name
     svg = (first / "layernorm-bandwidth.svg").read_text(encoding="utf-8")
@@ -162,12 +162,12 @@ def test_plot_is_deterministic_and_language_neutral(tmp_path):
 
 @pytest.mark.gpu
 def test_quick_measure_renders(tmp_path):
-    from normkit import speed
+    from faster import benchmark as speed
 
     results = speed.measure(quick=True)
     json.dumps(results)
     # the quick run skips torch.compile; a provider that is missing still has its (error) row
     assert {r["provider"] for r in results["targets"]["layernorm"]} == set(speed.PROVIDERS) - {"compile"}
-    speed_report.write({"provenance": {"gpu": results["device"], "copy_gb_per_s": results["copy_gbps"]},
+    report.write({"provenance": {"gpu": results["device"], "copy_gb_per_s": results["copy_gbps"]},
                         "results": results}, tmp_path)
     assert (tmp_path / "quotes.json").is_file()

@@ -1,8 +1,8 @@
 """Side-by-side speed of every LayerNorm / RMSNorm provider, measured in one run on any CUDA GPU.
 
-    python -m normkit.speed                      # the target shapes, both ops, bf16
-    python -m normkit.speed --sweep --small --json out.json
-    python -m normkit.speed --all out/           # everything the "Going faster" pages show, rendered
+    python -m faster                      # the target shapes, both ops, bf16
+    python -m faster --sweep --small --json out.json
+    python -m faster --all out/           # everything the "Going faster" pages show, rendered
 
 Providers: the chapter's teaching kernel (when it imports and accepts the input), the fast
 kernel, torch eager, torch.compile (compiled per shape) and Liger-Kernel (when installed).
@@ -369,7 +369,7 @@ def measure(quick=False):
     "seconds": on an H200 about 3 minutes, half of it compilation (Triton's and torch.compile's).
     """
     if not torch.cuda.is_available():
-        raise SystemExit("normkit.speed.measure needs a CUDA GPU")
+        raise SystemExit("faster.benchmark.measure needs a CUDA GPU")
     dtype = torch.bfloat16
     if quick:
         M, target_n, sweep_n, dw_shape = 2048, (1024,), (512, 1024), (4096, 512)
@@ -463,11 +463,11 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="with --all: a tiny smoke-test run")
     a = p.parse_args(argv)
     if not torch.cuda.is_available():
-        raise SystemExit("normkit.speed needs a CUDA GPU")
+        raise SystemExit("python -m faster needs a CUDA GPU")
     if a.all:
         from pathlib import Path
 
-        from normkit import speed_report
+        from faster import report
 
         results = measure(quick=a.quick)
         out = Path(a.all)
@@ -475,7 +475,7 @@ def main(argv=None):
         document = {"provenance": {"gpu": results["device"], "copy_gb_per_s": round(results["copy_gbps"], 1),
                                    "quick": a.quick}, "results": results}
         (out / "measurements.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        speed_report.write(document, out)
+        report.write(document, out)
         for op in OPS:
             print((out / f"{op}-targets.md").read_text(encoding="utf-8"))
         return document

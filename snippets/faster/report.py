@@ -2,7 +2,7 @@
 
     write(measurements, out_dir)
 
-measurements = {"provenance": {..., "gpu", "copy_gb_per_s"}, "results": normkit.speed.measure()}.
+measurements = {"provenance": {..., "gpu", "copy_gb_per_s"}, "results": faster.benchmark.measure()}.
 Files, for each chapter OP in (layernorm, rmsnorm):
 
 - OP-targets.md: every provider at the target shapes, fwd and fwd+bwd as GB/s and % of the copy

@@ -1,0 +1,3 @@
+from faster.benchmark import main
+
+main()
