@@ -156,7 +156,7 @@ def sm_count(device_index):
     return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
-# Measured on an H200 at M=32768 in bf16 (notes/fast-kernels.md, `python -m normkit.speed --tune`).
+# Measured on an H200 at M=32768 in bf16 (notes/fast-kernels.md, `python -m faster --tune`).
 # forward: N's power of two -> (ROWS, num_warps)
 FORWARD_TABLE = {1024: (2, 2), 2048: (1, 4), 4096: (1, 8), 8192: (2, 16), 16384: (1, 16)}
 # backward: N's power of two -> (ROWS, num_warps, programs per SM, PREFETCH)
