@@ -1,8 +1,10 @@
 """Insert measured numbers and tables into pages from the data the GPU build wrote.
 
 - A page writes `{{ rmsnorm.fwd_diff_pct_128x257 }}`; this hook replaces it with the string stored
-  under that key in docs/data/rmsnorm/quotes.json. An unknown chapter or key fails the build, so a
-  sentence can never quote a number that the current measurements do not contain.
+  under that key in the quotes of the page's language: docs/data/rmsnorm/quotes.json in English,
+  quotes.zh.json and quotes.vi.json in the others (the same numbers, written in each language's
+  format by normkit.words.number). An unknown chapter or key fails the build, so a sentence can
+  never quote a number that the current measurements do not contain.
 - A page includes a table with `--8<-- "rmsnorm/timing.md"`; in the Chinese build this hook points
   the include at rmsnorm/timing.zh.md, the same table with translated labels, when it exists.
 """
@@ -19,19 +21,23 @@ PLACEHOLDER = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\.([A-Za-z0-9_]+)\s*\}\}")
 DATA_INCLUDE = re.compile(r'^(?P<lead>\s*-{1,}8<-{1,}\s+")(?P<stem>[\w/-]+)\.md"', re.MULTILINE)
 
 
+def quotes_path(chapter, language):
+    return DATA_ROOT / chapter / ("quotes.json" if language == "en" else f"quotes.{language}.json")
+
+
 @cache
-def quotes(chapter):
-    path = DATA_ROOT / chapter / "quotes.json"
+def quotes(chapter, language):
+    path = quotes_path(chapter, language)
     if not path.is_file():
-        raise PluginError(f"no measured quotes for chapter '{chapter}': {path} is missing")
+        raise PluginError(f"no measured quotes for chapter '{chapter}' in '{language}': {path} is missing")
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def quote(match, page_path):
+def quote(match, page_path, language):
     chapter, key = match.groups()
-    values = quotes(chapter)
+    values = quotes(chapter, language)
     if key not in values:
-        raise PluginError(f"{page_path}: '{chapter}.{key}' is not in docs/data/{chapter}/quotes.json")
+        raise PluginError(f"{page_path}: '{chapter}.{key}' is not in {quotes_path(chapter, language)}")
     return values[key]
 
 
@@ -45,7 +51,7 @@ def localized_include(match, language):
 def on_page_markdown(markdown, page, config, **kwargs):
     language = config["theme"]["language"]
     markdown = DATA_INCLUDE.sub(lambda m: localized_include(m, language), markdown)
-    return PLACEHOLDER.sub(lambda m: quote(m, page.file.src_uri), markdown)
+    return PLACEHOLDER.sub(lambda m: quote(m, page.file.src_uri, language), markdown)
 
 
 def on_serve(server, **kwargs):

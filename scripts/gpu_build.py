@@ -38,7 +38,6 @@ DATASETS = {
 CHAPTERS = tuple(DATASETS)
 
 sys.path.insert(0, str(SNIPPETS))
-from normkit.tables import write_localized  # noqa: E402
 
 
 def loaded_sources(chapter):
@@ -145,38 +144,30 @@ def measure_one(chapter, quick):
 
 PROVENANCE_ROWS = ("gpu", "sm_count", "copy_gb_per_s", "driver", "cuda", "torch", "triton", "python", "date",
                    "git_commit", "sources_sha256")
-PROVENANCE_LABELS = {
-    "en": {"gpu": "GPU", "sm_count": "SMs", "copy_gb_per_s": "Copy bandwidth (GB/s, same run)",
-           "driver": "Driver", "cuda": "CUDA", "torch": "PyTorch", "triton": "Triton", "python": "Python",
-           "date": "Date", "git_commit": "Git commit", "sources_sha256": "Kernel sources (SHA-256)"},
-    "zh": {"gpu": "GPU", "sm_count": "SM 数量", "copy_gb_per_s": "拷贝带宽（GB/s，同一次运行）",
-           "driver": "驱动", "cuda": "CUDA", "torch": "PyTorch", "triton": "Triton", "python": "Python",
-           "date": "日期", "git_commit": "Git 提交", "sources_sha256": "内核源码（SHA-256）"},
-    "vi": {"gpu": "GPU", "sm_count": "Số SM", "copy_gb_per_s": "Băng thông sao chép (GB/s, cùng lần chạy)",
-           "driver": "Driver", "cuda": "CUDA", "torch": "PyTorch", "triton": "Triton", "python": "Python",
-           "date": "Ngày đo", "git_commit": "Commit Git", "sources_sha256": "Mã nguồn kernel (SHA-256)"},
-}
 
 
-def provenance_table(provenance, label):
+def provenance_table(provenance, t):
     rows = ["| | |", "|---|---|"]
     for key in PROVENANCE_ROWS:
         value = provenance[key]
         if key in ("git_commit", "sources_sha256"):
             value = f"`{str(value)[:12]}`"
-        rows.append(f"| {label(key)} | {value} |")
+        elif key == "copy_gb_per_s":
+            value = t.number(value, ".1f")
+        rows.append(f"| {t(key)} | {value} |")
     return "\n".join(rows) + "\n"
 
 
 def render(chapter, out_dir=None):
     """Tables, plots and quotes for one chapter, from its committed measurements."""
+    # imported here, not at the top: a measuring process must not count the renderer as a measured source
+    from normkit.tables import write_localized
+
     out_dir = out_dir or DATA / chapter
     out_dir.mkdir(parents=True, exist_ok=True)
     measurements = json.loads(measurements_path(chapter).read_text(encoding="utf-8"))
     importlib.import_module(DATASETS[chapter][1]).write(measurements, out_dir)
-    write_localized(
-        out_dir, "provenance.md", lambda label: provenance_table(measurements["provenance"], label), PROVENANCE_LABELS
-    )
+    write_localized(out_dir, "provenance.md", lambda t: provenance_table(measurements["provenance"], t))
 
 
 def main():
@@ -200,6 +191,9 @@ def main():
             render(chapter)
             print(f"== rendered docs/data/{chapter}", flush=True)
     if args.step == "all":
+        import notebooks  # scripts/notebooks.py: run each notebook (nbclient), record its GPU outputs
+
+        notebooks.build(execute_cells=True)
         subprocess.run([sys.executable, str(ROOT / "scripts" / "build_site.py")], cwd=ROOT, check=True)
 
 

@@ -11,6 +11,7 @@ import pytest
 from sitecheck import DOCS, LANGUAGES, ROOT, built_page, markdown_pages, snippet_includes
 
 import gpu_build  # scripts/, put on the path by sitecheck
+from normkit.tables import localized_name
 
 PLACEHOLDER = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\.([A-Za-z0-9_]+)\s*\}\}")
 
@@ -89,11 +90,16 @@ def _quoted(markdown):
     return PLACEHOLDER.findall(markdown)
 
 
+def _quotes(chapter, language):
+    return json.loads((DOCS / "data" / chapter / localized_name("quotes.json", language)).read_text(encoding="utf-8"))
+
+
 def test_every_quoted_number_exists_in_the_data():
     for language, page, markdown in markdown_pages():
         for chapter, key in _quoted(markdown):
-            quotes = json.loads((DOCS / "data" / chapter / "quotes.json").read_text(encoding="utf-8"))
-            assert key in quotes, f"{language}/{page}: quotes {chapter}.{key}, which the data does not hold"
+            assert key in _quotes(chapter, language), (
+                f"{language}/{page}: quotes {chapter}.{key}, which the data does not hold"
+            )
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -106,8 +112,8 @@ def test_quoted_numbers_appear_in_the_built_pages(site_dir, language):
             f"{language}/{page}: a placeholder was left in the built page"
         )
         for chapter, key in _quoted(markdown):
-            quotes = json.loads((DOCS / "data" / chapter / "quotes.json").read_text(encoding="utf-8"))
-            assert quotes[key] in html, f"{language}/{page}: {chapter}.{key} = {quotes[key]!r} is not on the page"
+            quoted = _quotes(chapter, language)[key]
+            assert quoted in html, f"{language}/{page}: {chapter}.{key} = {quoted!r} is not on the page"
 
 
 @pytest.mark.parametrize("language", LANGUAGES)

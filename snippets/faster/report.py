@@ -12,8 +12,9 @@ Files, for each chapter OP in (layernorm, rmsnorm):
 - OP-bandwidth.svg: % of copy bandwidth against N for every provider (fwd and fwd+bwd panels);
 
 and dw-error.md (LayerNorm dW error per design) and quotes.json (every number the pages quote, as
-ready-to-print strings: a page writes {{ faster.KEY }}). Tables are written in every language of
-the site (normkit.tables.write_localized); the plot's labels are language-neutral. Same input,
+ready-to-print strings: a page writes {{ faster.KEY }}). Tables and quotes are written in every
+language of the site (normkit.tables.write_localized: words from normkit/catalogue.toml, numbers in
+the language's format); the plot's labels are language-neutral. Same input,
 same bytes: no dates, a fixed SVG hash salt, sorted keys.
 """
 
@@ -24,6 +25,7 @@ from pathlib import Path
 import matplotlib
 
 from normkit.tables import write_localized
+from normkit.words import ENGLISH
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -43,76 +45,33 @@ MODES = (("fwd", "fwd", 2), ("fwd_bwd", "fwd+bwd", 5))  # key, label, bytes move
 DW_DESIGNS = ("fast", "teaching", "torch", "liger", "lock_buffer_in_input_dtype")
 MISSING = ("ModuleNotFoundError", "ImportError")  # a provider not installed is left out, not shown as refused
 
-LABELS = {
-    "en": {
-        "shape": "shape", "provider": "provider", "pct_copy": "% copy", "refused": "refused",
-        "copy": "copy bandwidth (same run)", "targets": "targets",
-        "plain": "plain calls", "graph": "CUDA graph", "per_call": "µs per call",
-        "host_us": "host µs", "gpu_us": "GPU kernels µs", "wall_us": "wall µs", "launches": "launches",
-        "graph_us": "CUDA graph µs (% copy)", "bound": "limited by", "host": "host (CPU)", "gpu": "GPU",
-        "design": "design", "max_abs": "max abs error", "rel": "‖error‖ / ‖dW‖", "vs_fast": "× fast",
-        "dw_ref": "largest |dW|",
-        "dw_fast": "`layer_norm_fast`: fp32 registers, (programs × N) fp32 partial rows",
-        "dw_teaching": "`layer_norm` (chapter 1): fp32 partial rows under locks",
-        "dw_torch": "`F.layer_norm` (PyTorch)", "dw_liger": "Liger",
-        "dw_lock_buffer_in_input_dtype": "lock buffer in the input dtype (official tutorial, emulated, {group} rows)",
-    },
-    "zh": {
-        "shape": "形状", "provider": "实现", "pct_copy": "占拷贝带宽 %", "refused": "不支持",
-        "copy": "拷贝带宽（同一次运行）", "targets": "目标",
-        "plain": "普通调用", "graph": "CUDA 图", "per_call": "每次调用 µs",
-        "host_us": "主机 µs", "gpu_us": "GPU 内核 µs", "wall_us": "墙钟 µs", "launches": "启动次数",
-        "graph_us": "CUDA 图 µs（占拷贝带宽 %）", "bound": "瓶颈", "host": "主机（CPU）", "gpu": "GPU",
-        "design": "设计", "max_abs": "最大绝对误差", "rel": "‖误差‖ / ‖dW‖", "vs_fast": "× 快速内核",
-        "dw_ref": "最大 |dW|",
-        "dw_fast": "`layer_norm_fast`：fp32 寄存器，(程序数 × N) 个 fp32 部分和行",
-        "dw_teaching": "`layer_norm`（第 1 章）：加锁的 fp32 部分和行",
-        "dw_torch": "`F.layer_norm`（PyTorch）", "dw_liger": "Liger",
-        "dw_lock_buffer_in_input_dtype": "输入精度的加锁缓冲区（官方教程，模拟，{group} 行）",
-    },
-    "vi": {
-        "shape": "kích thước", "provider": "cài đặt", "pct_copy": "% sao chép", "refused": "không hỗ trợ",
-        "copy": "băng thông sao chép (cùng lần chạy)", "targets": "mục tiêu",
-        "plain": "gọi thường", "graph": "CUDA graph", "per_call": "µs mỗi lần gọi",
-        "host_us": "µs trên host", "gpu_us": "µs kernel GPU", "wall_us": "µs thực", "launches": "số lần khởi chạy",
-        "graph_us": "µs với CUDA graph (% sao chép)", "bound": "giới hạn bởi", "host": "host (CPU)", "gpu": "GPU",
-        "design": "thiết kế", "max_abs": "sai số tuyệt đối lớn nhất", "rel": "‖sai số‖ / ‖dW‖",
-        "vs_fast": "× kernel nhanh", "dw_ref": "|dW| lớn nhất",
-        "dw_fast": "`layer_norm_fast`: thanh ghi fp32, (số chương trình × N) hàng tổng một phần fp32",
-        "dw_teaching": "`layer_norm` (chương 1): hàng tổng một phần fp32 dưới khóa",
-        "dw_torch": "`F.layer_norm` (PyTorch)", "dw_liger": "Liger",
-        "dw_lock_buffer_in_input_dtype": "bộ đệm có khóa theo kiểu dữ liệu đầu vào (hướng dẫn chính thức, mô phỏng, {group} hàng)",
-    },
-}
-
 ELEMENT_SIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
 
 
-# No thousands separator anywhere: a comma reads as a decimal mark in Vietnamese.
-def _num(v):
-    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.1f}"
+def _num(v, t):
+    return t.number(v, ".0f" if abs(v) >= 100 else ".1f")
 
 
-def _pct(v):
-    return f"{v:.1f}%"
+def _pct(v, t):
+    return t.number(v, ".1f") + "%"
 
 
-def _signed(v):
-    return f"{v:+.1f}".replace("-", "−")
+def _signed(v, t):
+    return t.number(v, "+.1f").replace("-", "−")
 
 
-def _ratio(v):
-    return f"{v:.2f}×" if v < 10 else f"{v:.1f}×"
+def _ratio(v, t):
+    return t.times(v, ".2f" if v < 10 else ".1f")
 
 
-def _sci(v):
+def _sci(v, t):
     if v == 0:
         return "0"
     exponent = math.floor(math.log10(abs(v)))
     mantissa = v / 10**exponent
     if round(mantissa, 1) >= 10:
         mantissa, exponent = mantissa / 10, exponent + 1
-    return f"{mantissa:.1f}" if exponent == 0 else f"{mantissa:.1f}e{exponent}"
+    return t.number(mantissa, ".1f") + ("" if exponent == 0 else f"e{exponent}")
 
 
 def _shape_key(m, n):
@@ -141,8 +100,8 @@ def _index(rows):
     return {(r["provider"], r["N"]): r for r in rows}
 
 
-def _met(pct, target):
-    return f"{'✓' if pct >= target else '✗'} ({_signed(pct - target)})"
+def _met(pct, target, t):
+    return f"{'✓' if pct >= target else '✗'} ({_signed(pct - target, t)})"
 
 
 def targets_md(res, op, t):
@@ -150,10 +109,10 @@ def targets_md(res, op, t):
     index = _index(rows)
     copy = res["copy_gbps"]
     goal = res["targets_pct"]
-    out = [f"**{res['dtype']}** · M = {res['M']} · {t('copy')}: {copy:.0f} GB/s · {t('targets')}: "
-           f"fwd ≥ {goal['fwd']:.0f}%, fwd+bwd ≥ {goal['fwd_bwd']:.0f}%", "",
-           f"| {t('shape')} | {t('provider')} | fwd GB/s | fwd {t('pct_copy')} | fwd ≥ {goal['fwd']:.0f}% "
-           f"| fwd+bwd GB/s | fwd+bwd {t('pct_copy')} | fwd+bwd ≥ {goal['fwd_bwd']:.0f}% |",
+    out = [f"**{res['dtype']}** · M = {res['M']} · {t('copy')}: {t.number(copy, '.0f')} GB/s · {t('targets')}: "
+           f"fwd ≥ {t.number(goal['fwd'], '.0f')}%, fwd+bwd ≥ {t.number(goal['fwd_bwd'], '.0f')}%", "",
+           f"| {t('shape')} | {t('provider')} | fwd GB/s | fwd {t('pct_copy')} | fwd ≥ {t.number(goal['fwd'], '.0f')}% "
+           f"| fwd+bwd GB/s | fwd+bwd {t('pct_copy')} | fwd+bwd ≥ {t.number(goal['fwd_bwd'], '.0f')}% |",
            "|---|---|--:|--:|:-:|--:|--:|:-:|"]
     for n in res["target_n"]:
         for name in _installed(rows):
@@ -165,7 +124,7 @@ def targets_md(res, op, t):
             cells = []
             for key, _, _ in MODES:
                 pct = r[f"{key}_pct_copy"]
-                cells += [f"{r[f'{key}_gbps']:.0f}", _pct(pct), _met(pct, goal[key])]
+                cells += [t.number(r[f'{key}_gbps'], ".0f"), _pct(pct, t), _met(pct, goal[key], t)]
             out.append(f"{head} {' | '.join(cells)} |")
     return "\n".join(out) + "\n"
 
@@ -183,8 +142,8 @@ def small_md(res, op, t):
         if not _ok(r):
             out.append(f"{head} {t('refused')} | — | — | — |")
             continue
-        out.append(f"{head} {_num(r['fwd_plain_us'])} | {_num(r['fwd_graph_us'])} | "
-                   f"{_num(r['fwd_bwd_plain_us'])} | {_num(r['fwd_bwd_graph_us'])} |")
+        out.append(f"{head} {_num(r['fwd_plain_us'], t)} | {_num(r['fwd_graph_us'], t)} | "
+                   f"{_num(r['fwd_bwd_plain_us'], t)} | {_num(r['fwd_bwd_graph_us'], t)} |")
     return "\n".join(out) + "\n"
 
 
@@ -206,18 +165,18 @@ def profile_md(res, op, t):
     for p in rows:
         if "error" in p:
             continue
-        graph = (f"{_num(p['graph_us_per_call'])} ({_pct(_graph_pct(res, p))})" if "graph_us_per_call" in p else "—")
+        graph = (f"{_num(p['graph_us_per_call'], t)} ({_pct(_graph_pct(res, p), t)})" if "graph_us_per_call" in p else "—")
         bound = t("host") if p["host_us_per_call"] > p["gpu_us_per_call"] else t("gpu")
-        out.append(f"| {_shape_text(p['M'], p['N'])} | `{NAMES[op][p['provider']]}` | {_num(p['host_us_per_call'])} | "
-                   f"{_num(p['gpu_us_per_call'])} | {_num(p['wall_us_per_call'])} | "
-                   f"{p['launches_per_call']:.0f} | {graph} | {bound} |")
+        out.append(f"| {_shape_text(p['M'], p['N'])} | `{NAMES[op][p['provider']]}` | {_num(p['host_us_per_call'], t)} | "
+                   f"{_num(p['gpu_us_per_call'], t)} | {_num(p['wall_us_per_call'], t)} | "
+                   f"{t.number(p['launches_per_call'], '.0f')} | {graph} | {bound} |")
     return "\n".join(out) + "\n"
 
 
 def dw_md(dw, t):
     fast = dw["fast"].get("max_abs")
     out = [f"**LayerNorm** · {_shape_text(dw['M'], dw['N'])} {dw['dtype']} · {t('dw_ref')} = "
-           f"{_num(_ref_max(dw))}", "",
+           f"{_num(_ref_max(dw), t)}", "",
            f"| {t('design')} | {t('max_abs')} | {t('rel')} | {t('vs_fast')} |",
            "|---|--:|--:|--:|"]
     for name in DW_DESIGNS:
@@ -228,8 +187,8 @@ def dw_md(dw, t):
         if "error" in e:
             out.append(f"| {label} | {t('refused')} | — | — |")
             continue
-        ratio = _ratio(e["max_abs"] / fast) if fast else "—"
-        out.append(f"| {label} | {e['max_abs']:.3g} | {_sci(e['rel_norm'])} | {ratio} |")
+        ratio = _ratio(e["max_abs"] / fast, t) if fast else "—"
+        out.append(f"| {label} | {t.number(e['max_abs'], '.3g')} | {_sci(e['rel_norm'], t)} | {ratio} |")
     return "\n".join(out) + "\n"
 
 
@@ -284,14 +243,15 @@ def bandwidth_svg(res, op, gpu, path):
         plt.close(fig)
 
 
-def quotes(measurements):
-    """Flat dict of ready-to-print strings; keys are what pages write as {{ faster.KEY }}."""
+def quotes(measurements, t=ENGLISH):
+    """Flat dict of ready-to-print strings in t's language; keys are what pages write as {{ faster.KEY }}."""
     prov, res = measurements["provenance"], measurements["results"]
     copy, goal, m = res["copy_gbps"], res["targets_pct"], res["M"]
     elt = ELEMENT_SIZE[res["dtype"]]
     q = {"gpu": str(prov.get("gpu", res.get("device"))), "sm_count": str(res["sm_count"]),
-         "copy_gbps": f"{copy:.0f}", "copy_gbps_end": f"{res['copy_gbps_end']:.0f}", "m": str(m),
-         "dtype": res["dtype"], "target_fwd": f"{goal['fwd']:.0f}%", "target_fwdbwd": f"{goal['fwd_bwd']:.0f}%",
+         "copy_gbps": t.number(copy, ".0f"), "copy_gbps_end": t.number(res["copy_gbps_end"], ".0f"), "m": str(m),
+         "dtype": res["dtype"], "target_fwd": t.number(goal["fwd"], ".0f") + "%",
+         "target_fwdbwd": t.number(goal["fwd_bwd"], ".0f") + "%",
          "sweep_n_min": str(min(res["sweep_n"])), "sweep_n_max": str(max(res["sweep_n"]))}
 
     for op, p in OPS.items():
@@ -304,23 +264,23 @@ def quotes(measurements):
             min_bytes = {key: mult * m * n * elt for key, _, mult in MODES}
             for key, _, _ in MODES:
                 short = key.replace("_", "")
-                q[f"{p}_min_{short}_mb_{s}"] = f"{min_bytes[key] / 1e6:.0f}"
-                q[f"{p}_min_{short}_us_{s}"] = _num(min_bytes[key] / (copy * 1e9) * 1e6)
+                q[f"{p}_min_{short}_mb_{s}"] = t.number(min_bytes[key] / 1e6, ".0f")
+                q[f"{p}_min_{short}_us_{s}"] = _num(min_bytes[key] / (copy * 1e9) * 1e6, t)
             for name in PROVIDERS:
                 r = index.get((name, n))
                 if not _ok(r):
                     continue
                 for key, _, _ in MODES:
                     short = key.replace("_", "")
-                    q[f"{p}_{name}_{short}_pct_{s}"] = _pct(r[f"{key}_pct_copy"])
-                    q[f"{p}_{name}_{short}_gbps_{s}"] = f"{r[f'{key}_gbps']:.0f}"
-                    q[f"{p}_{name}_{short}_us_{s}"] = _num(1000 * r[f"{key}_ms"])
+                    q[f"{p}_{name}_{short}_pct_{s}"] = _pct(r[f"{key}_pct_copy"], t)
+                    q[f"{p}_{name}_{short}_gbps_{s}"] = t.number(r[f'{key}_gbps'], ".0f")
+                    q[f"{p}_{name}_{short}_us_{s}"] = _num(1000 * r[f"{key}_ms"], t)
             fast = index.get(("fast", n))
             if _ok(fast):
                 for key, _, _ in MODES:
                     short = key.replace("_", "")
                     pct = fast[f"{key}_pct_copy"]
-                    q[f"{p}_fast_{short}_gap_{s}"] = _signed(pct - goal[key])
+                    q[f"{p}_fast_{short}_gap_{s}"] = _signed(pct - goal[key], t)
                     total += 1
                     met += pct >= goal[key]
                     others = [(index[(o, n)][f"{key}_pct_copy"], o) for o in PROVIDERS
@@ -328,8 +288,8 @@ def quotes(measurements):
                     if others:
                         best, who = max(others)
                         q[f"{p}_best_other_{short}_{s}"] = NAMES[op][who]
-                        q[f"{p}_best_other_{short}_pct_{s}"] = _pct(best)
-                        q[f"{p}_fast_{short}_lead_{s}"] = _signed(pct - best)
+                        q[f"{p}_best_other_{short}_pct_{s}"] = _pct(best, t)
+                        q[f"{p}_fast_{short}_lead_{s}"] = _signed(pct - best, t)
             c = launch.get(n)
             if c:
                 halves = 2 if op == "layernorm" else 1  # dW and dB, or dW alone
@@ -338,37 +298,37 @@ def quotes(measurements):
                           "bwd_programs", "rows_per_program"):
                     q[f"{p}_{k}_{s}"] = str(c[k])
                 q[f"{p}_prefetch_{s}"] = "PREFETCH=1" if c["prefetch"] else "PREFETCH=0"
-                q[f"{p}_partial_mb_{s}"] = f"{part / 1e6:.1f}"
+                q[f"{p}_partial_mb_{s}"] = t.number(part / 1e6, ".1f")
                 # written once and read once, against the minimum fwd+bwd traffic
-                q[f"{p}_partial_share_{s}"] = _pct(100 * 2 * part / min_bytes["fwd_bwd"])
+                q[f"{p}_partial_share_{s}"] = _pct(100 * 2 * part / min_bytes["fwd_bwd"], t)
             if op == "rmsnorm":
-                q[f"rms_teaching_partial_mb_{s}"] = f"{m * n * 4 / 1e6:.0f}"
+                q[f"rms_teaching_partial_mb_{s}"] = t.number(m * n * 4 / 1e6, ".0f")
         q[f"{p}_targets_met"] = f"{met} / {total}"
         for r in res["sweep"][op]:  # plot data, quicker timing: % of copy only
             if _ok(r):
                 for key, _, _ in MODES:
                     q[f"{p}_{r['provider']}_{key.replace('_', '')}_pct_{_shape_key(r['M'], r['N'])}"] = _pct(
-                        r[f"{key}_pct_copy"])
+                        r[f"{key}_pct_copy"], t)
 
         for pr in res["profile"]:
             if pr["op"] != op or "error" in pr:
                 continue
             s, name = _shape_key(pr["M"], pr["N"]), pr["provider"]
             host, gpu = pr["host_us_per_call"], pr["gpu_us_per_call"]
-            q[f"{p}_{name}_host_us_{s}"] = _num(host)
-            q[f"{p}_{name}_gpu_us_{s}"] = _num(gpu)
-            q[f"{p}_{name}_wall_us_{s}"] = _num(pr["wall_us_per_call"])
-            q[f"{p}_{name}_launches_{s}"] = f"{pr['launches_per_call']:.0f}"
-            q[f"{p}_{name}_host_over_gpu_{s}"] = _ratio(host / gpu) if gpu else "—"
+            q[f"{p}_{name}_host_us_{s}"] = _num(host, t)
+            q[f"{p}_{name}_gpu_us_{s}"] = _num(gpu, t)
+            q[f"{p}_{name}_wall_us_{s}"] = _num(pr["wall_us_per_call"], t)
+            q[f"{p}_{name}_launches_{s}"] = t.number(pr['launches_per_call'], ".0f")
+            q[f"{p}_{name}_host_over_gpu_{s}"] = _ratio(host / gpu, t) if gpu else "—"
             if pr["launches_per_call"]:
-                q[f"{p}_{name}_host_us_per_launch_{s}"] = _num(host / pr["launches_per_call"])
+                q[f"{p}_{name}_host_us_per_launch_{s}"] = _num(host / pr["launches_per_call"], t)
             if "graph_us_per_call" in pr:
-                q[f"{p}_{name}_graph_us_{s}"] = _num(pr["graph_us_per_call"])
-                q[f"{p}_{name}_graph_fwdbwd_pct_{s}"] = _pct(_graph_pct(res, pr))
+                q[f"{p}_{name}_graph_us_{s}"] = _num(pr["graph_us_per_call"], t)
+                q[f"{p}_{name}_graph_fwdbwd_pct_{s}"] = _pct(_graph_pct(res, pr), t)
             if name == "fast":
                 for part, marker in (("fwd", "fwd_kernel"), ("bwd", "bwd_kernel"), ("reduce", "sum_partials")):
                     us = sum(k["us_per_call"] for k in pr["kernels"] if marker in k["kernel"])
-                    q[f"{p}_fast_{part}_kernel_us_{s}"] = _num(us)
+                    q[f"{p}_fast_{part}_kernel_us_{s}"] = _num(us, t)
 
         small = {r["provider"]: r for r in res["small"] if r["op"] == op}
         for name, r in small.items():
@@ -377,31 +337,31 @@ def quotes(measurements):
                 continue
             for key, _, _ in MODES:
                 short = key.replace("_", "")
-                q[f"{p}_{name}_small_{short}_plain_us"] = _num(r[f"{key}_plain_us"])
-                q[f"{p}_{name}_small_{short}_graph_us"] = _num(r[f"{key}_graph_us"])
+                q[f"{p}_{name}_small_{short}_plain_us"] = _num(r[f"{key}_plain_us"], t)
+                q[f"{p}_{name}_small_{short}_graph_us"] = _num(r[f"{key}_graph_us"], t)
         if _ok(small.get("fast")) and _ok(small.get("torch")):
             for key, _, _ in MODES:
                 short = key.replace("_", "")
                 for how in ("plain", "graph"):
                     # above 1x: the fast path beats torch eager
                     ratio = small["torch"][f"{key}_{how}_us"] / small["fast"][f"{key}_{how}_us"]
-                    q[f"{p}_small_{short}_{how}_vs_torch"] = _ratio(ratio)
+                    q[f"{p}_small_{short}_{how}_vs_torch"] = _ratio(ratio, t)
 
     dw = res["dw_error"]
     ref = _ref_max(dw)
     q["dw_shape"], q["dw_dtype"] = _shape_text(dw["M"], dw["N"]), dw["dtype"]
-    q["dw_ref_max"] = _num(ref)
-    q["dw_half_ulp"] = f"{_half_ulp(ref, dw['dtype']):g}"
+    q["dw_ref_max"] = _num(ref, t)
+    q["dw_half_ulp"] = t.number(_half_ulp(ref, dw['dtype']), "g")
     for name in DW_DESIGNS:
         e = dw.get(name, {})
         if "max_abs" in e:
-            q[f"dw_{name}_max_abs"] = f"{e['max_abs']:.3g}"
-            q[f"dw_{name}_rel"] = _sci(e["rel_norm"])
+            q[f"dw_{name}_max_abs"] = t.number(e['max_abs'], ".3g")
+            q[f"dw_{name}_rel"] = _sci(e["rel_norm"], t)
     lock = dw.get("lock_buffer_in_input_dtype", {})
     if "group_size" in lock:
         q["dw_lock_group"] = str(lock["group_size"])
     if "max_abs" in lock and dw.get("fast", {}).get("max_abs"):
-        q["dw_lock_vs_fast"] = _ratio(lock["max_abs"] / dw["fast"]["max_abs"])
+        q["dw_lock_vs_fast"] = _ratio(lock["max_abs"] / dw["fast"]["max_abs"], t)
     return q
 
 
@@ -411,10 +371,10 @@ def write(measurements, out_dir):
     res = measurements["results"]
     gpu = measurements["provenance"].get("gpu", res.get("device", ""))
     for op in OPS:
-        write_localized(out_dir, f"{op}-targets.md", lambda t, op=op: targets_md(res, op, t), LABELS)
-        write_localized(out_dir, f"{op}-small.md", lambda t, op=op: small_md(res, op, t), LABELS)
-        write_localized(out_dir, f"{op}-profile.md", lambda t, op=op: profile_md(res, op, t), LABELS)
+        write_localized(out_dir, f"{op}-targets.md", lambda t, op=op: targets_md(res, op, t))
+        write_localized(out_dir, f"{op}-small.md", lambda t, op=op: small_md(res, op, t))
+        write_localized(out_dir, f"{op}-profile.md", lambda t, op=op: profile_md(res, op, t))
         bandwidth_svg(res, op, gpu, out_dir / f"{op}-bandwidth.svg")
-    write_localized(out_dir, "dw-error.md", lambda t: dw_md(res["dw_error"], t), LABELS)
-    (out_dir / "quotes.json").write_text(
-        json.dumps(quotes(measurements), indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_localized(out_dir, "dw-error.md", lambda t: dw_md(res["dw_error"], t))
+    write_localized(out_dir, "quotes.json", lambda t: json.dumps(
+        quotes(measurements, t), indent=2, sort_keys=True, ensure_ascii=False) + "\n")

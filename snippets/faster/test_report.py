@@ -87,15 +87,16 @@ OPS = ("layernorm", "rmsnorm")
 def test_write_renders_every_file_in_every_language(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     names = sorted(p.name for p in tmp_path.iterdir())
-    expected = ["quotes.json"]
+    expected = ["quotes.json", "quotes.vi.json", "quotes.zh.json"]
     for stem in ("dw-error", *(f"{op}-{t}" for op in OPS for t in ("targets", "small", "profile"))):
         expected += [f"{stem}.md", f"{stem}.vi.md", f"{stem}.zh.md"]
     expected += [f"{op}-bandwidth.svg" for op in OPS]
     assert names == sorted(expected)
-    # same numbers in every language, only the labels translated
+    # same numbers in every language, in its words and its number format
     for stem in ("layernorm-targets", "rmsnorm-small", "dw-error"):
         rows = [(tmp_path / f"{stem}{lang}.md").read_text(encoding="utf-8").splitlines()[4:] for lang in ("", ".zh", ".vi")]
-        assert rows[0] == rows[1] == rows[2] or stem == "dw-error", stem
+        assert len(rows[0]) == len(rows[1]) == len(rows[2]), stem
+        assert rows[0] == rows[1] or stem == "dw-error", stem
 
 
 def test_targets_table_computes_whether_the_targets_are_met(tmp_path):
@@ -116,8 +117,9 @@ def test_small_profile_and_dw_tables(tmp_path):
     assert "| `rms_norm_fast` | 100 | 4.0 | 400 | 8.0 |" in small
     profile = (tmp_path / "layernorm-profile.vi.md").read_text(encoding="utf-8")
     # fast: host 500 > GPU 400 -> host-bound; torch: GPU-bound. Graph replay 410 µs of 5*M*N*2 bytes
-    assert "| 32768×4096 | `layer_norm_fast` | 500 | 400 | 500 | 3 | 410 (81.8%) | host (CPU) |" in profile
-    assert "| 32768×4096 | `F.layer_norm` | 150 | 600 | 600 | 3 | 610 (55.0%) | GPU |" in profile
+    # (Vietnamese: decimal comma)
+    assert "| 32768×4096 | `layer_norm_fast` | 500 | 400 | 500 | 3 | 410 (81,8%) | host (CPU) |" in profile
+    assert "| 32768×4096 | `F.layer_norm` | 150 | 600 | 600 | 3 | 610 (55,0%) | GPU |" in profile
     dw = (tmp_path / "dw-error.md").read_text(encoding="utf-8")
     assert "(official tutorial, emulated, 96 rows) | 14 | 2.0e-2 | 7.00× |" in dw
     assert "Liger" not in dw

@@ -3,7 +3,8 @@
     write(measurements, out_dir)
 
 measurements = {"provenance": {..., "gpu": str, "copy_gb_per_s": float}, "results": measure()}.
-Writes benchmark.md, bandwidth.svg and quotes.json. Same input, same bytes: the SVG carries no
+Writes benchmark.md and quotes.json in every language of the site (normkit.tables.write_localized:
+words from normkit/catalogue.toml, numbers in the language's format) and bandwidth.svg. Same input, same bytes: the SVG carries no
 date and a fixed hash salt.
 """
 
@@ -13,6 +14,7 @@ from pathlib import Path
 import matplotlib
 
 from normkit.tables import write_localized
+from normkit.words import ENGLISH
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -26,23 +28,16 @@ def _index(results):
     return {(r["mode"], r["provider"], r["N"]): r for r in results["rows"]}
 
 
-def _gbps(value):
-    return f"{value:.0f}"
+def _gbps(value, t):
+    return t.number(value, ".0f")
 
 
-def _ratio(value):
-    return f"{value:.2f}×"
+def _ratio(value, t):
+    return t.times(value, ".2f")
 
 
-def _percent(value):
-    return f"{value:.0f}%"
-
-
-LABELS = {
-    "en": {"of_copy": "Triton / copy"},
-    "zh": {"of_copy": "Triton / 拷贝带宽"},
-    "vi": {"of_copy": "Triton / băng thông sao chép"},
-}
+def _percent(value, t):
+    return t.number(value, ".0f") + "%"
 
 
 def benchmark_markdown(results, copy_gb_per_s, label):
@@ -55,36 +50,37 @@ def benchmark_markdown(results, copy_gb_per_s, label):
         for n in results["n_values"]:
             t = rows[(mode, "triton", n)]["gb_per_s"]
             r = rows[(mode, "torch", n)]["gb_per_s"]
-            out.append(f"| {n} | {_gbps(t)} | {_gbps(r)} | {_percent(100 * t / copy_gb_per_s)} | {_ratio(t / r)} |")
+            out.append(f"| {n} | {_gbps(t, label)} | {_gbps(r, label)} | {_percent(100 * t / copy_gb_per_s, label)} "
+                       f"| {_ratio(t / r, label)} |")
         out.append("")
     return "\n".join(out)
 
 
-def quotes(results, provenance):
-    """Flat dict of ready-to-print strings; keys are what pages write as {{ layernorm.KEY }}."""
+def quotes(results, provenance, t=ENGLISH):
+    """Flat dict of ready-to-print strings in t's language; keys are what pages write as {{ layernorm.KEY }}."""
     rows = _index(results)
     copy = float(provenance["copy_gb_per_s"])
-    q = {"gpu": str(provenance["gpu"]), "copy_gb_per_s": _gbps(copy),
+    q = {"gpu": str(provenance["gpu"]), "copy_gb_per_s": _gbps(copy, t),
          "m": str(results["M"]), "dtype": results["dtype"]}
     for mode, short in MODES.items():
         ratios = {}
         for n in results["n_values"]:
-            t = rows[(mode, "triton", n)]["gb_per_s"]
-            r = rows[(mode, "torch", n)]["gb_per_s"]
-            ratios[n] = t / r
-            q[f"{short}_triton_gbps_n{n}"] = _gbps(t)
-            q[f"{short}_torch_gbps_n{n}"] = _gbps(r)
-            q[f"{short}_speedup_n{n}"] = _ratio(t / r)
-            q[f"{short}_pct_copy_n{n}"] = _percent(100 * t / copy)
-            q[f"{short}_triton_us_n{n}"] = f"{1000 * rows[(mode, 'triton', n)]['ms']:.0f} µs"
+            triton = rows[(mode, "triton", n)]["gb_per_s"]
+            torch = rows[(mode, "torch", n)]["gb_per_s"]
+            ratios[n] = triton / torch
+            q[f"{short}_triton_gbps_n{n}"] = _gbps(triton, t)
+            q[f"{short}_torch_gbps_n{n}"] = _gbps(torch, t)
+            q[f"{short}_speedup_n{n}"] = _ratio(triton / torch, t)
+            q[f"{short}_pct_copy_n{n}"] = _percent(100 * triton / copy, t)
+            q[f"{short}_triton_us_n{n}"] = t.number(1000 * rows[(mode, "triton", n)]["ms"], ".0f") + " µs"
         low = min(ratios, key=ratios.get)
         high = max(ratios, key=ratios.get)
-        q[f"{short}_speedup_min"], q[f"{short}_speedup_min_n"] = _ratio(ratios[low]), str(low)
-        q[f"{short}_speedup_max"], q[f"{short}_speedup_max_n"] = _ratio(ratios[high]), str(high)
+        q[f"{short}_speedup_min"], q[f"{short}_speedup_min_n"] = _ratio(ratios[low], t), str(low)
+        q[f"{short}_speedup_max"], q[f"{short}_speedup_max_n"] = _ratio(ratios[high], t), str(high)
         best = max(results["n_values"], key=lambda n: rows[(mode, "triton", n)]["gb_per_s"])
-        q[f"{short}_triton_best_gbps"] = _gbps(rows[(mode, "triton", best)]["gb_per_s"])
+        q[f"{short}_triton_best_gbps"] = _gbps(rows[(mode, "triton", best)]["gb_per_s"], t)
         q[f"{short}_triton_best_n"] = str(best)
-        q[f"{short}_triton_best_pct_copy"] = _percent(100 * rows[(mode, "triton", best)]["gb_per_s"] / copy)
+        q[f"{short}_triton_best_pct_copy"] = _percent(100 * rows[(mode, "triton", best)]["gb_per_s"] / copy, t)
     return q
 
 
@@ -118,9 +114,7 @@ def write(measurements, out_dir):
     out_dir.mkdir(parents=True, exist_ok=True)
     provenance, results = measurements["provenance"], measurements["results"]
     copy = float(provenance["copy_gb_per_s"])
-    write_localized(out_dir, "benchmark.md", lambda label: benchmark_markdown(results, copy, label), LABELS)
+    write_localized(out_dir, "benchmark.md", lambda t: benchmark_markdown(results, copy, t))
     bandwidth_plot(results, provenance, out_dir / "bandwidth.svg")
-    (out_dir / "quotes.json").write_text(
-        json.dumps(quotes(results, provenance), indent=2, ensure_ascii=False, sort_keys=True) + "\n",
-        encoding="utf-8",
-    )
+    write_localized(out_dir, "quotes.json", lambda t: json.dumps(
+        quotes(results, provenance, t), indent=2, ensure_ascii=False, sort_keys=True) + "\n")

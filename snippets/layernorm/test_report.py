@@ -26,9 +26,11 @@ def synthetic_measurements():
 def test_write_renders_tables_plot_and_quotes(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
-        "bandwidth.svg", "benchmark.md", "benchmark.vi.md", "benchmark.zh.md", "quotes.json"]
-    # the same numbers in every language, only the labels translated
-    assert "| 1024 | 1500 | 1000 | 38% | 1.50× |" in (tmp_path / "benchmark.zh.md").read_text(encoding="utf-8")
+        "bandwidth.svg", "benchmark.md", "benchmark.vi.md", "benchmark.zh.md",
+        "quotes.json", "quotes.vi.json", "quotes.zh.json"]
+    # the same numbers in every language, in its words and its number format
+    assert "| 1024 | 1500 | 1000 | 38% | 1.50 倍 |" in (tmp_path / "benchmark.zh.md").read_text(encoding="utf-8")
+    assert "| 1024 | 1500 | 1000 | 38% | 1,50× |" in (tmp_path / "benchmark.vi.md").read_text(encoding="utf-8")
 
     table = (tmp_path / "benchmark.md").read_text(encoding="utf-8")
     assert "**fwd**" in table and "**bwd**" in table

@@ -1,7 +1,9 @@
 """Render the chapter's measurements into the files the page includes.
 
 write(measurements, out_dir) with measurements = {"provenance": {...}, "results": measure()}.
-Files: accuracy.md, timing.md, training.md, examples.txt, exercise.txt, timing.svg, quotes.json.
+Files: accuracy.md, timing.md, training.md and quotes.json in every language of the site
+(normkit.tables.write_localized: words from normkit/catalogue.toml, numbers in the language's format),
+examples.txt, exercise.txt, timing.svg.
 """
 
 import json
@@ -9,62 +11,23 @@ import pathlib
 
 from normkit.bench import gb_per_s
 from normkit.tables import write_localized
+from normkit.words import ENGLISH
 from rmsnorm.examples import format_examples
 from rmsnorm.exercise import format_exercise
 from rmsnorm.timing import diff_pct
 
 SCOPES = (("fwd", "fwd"), ("fwdbwd", "fwd + bwd"))
 
-LABELS = {
-    "en": {
-        "quantity": "quantity", "cases": "cases", "max_abs_error": "max abs error",
-        "error_ratio": "max error / allowed", "failed": "failed cases",
-        "shape": "shape", "scope": "scope", "reference_us": "reference (µs)", "kernel_us": "kernel (µs)",
-        "difference": "kernel − reference", "reference_gbps": "reference GB/s (% copy)",
-        "kernel_gbps": "kernel GB/s (% copy)", "reference": "reference", "kernel": "kernel",
-        "val_mse": "validation MSE", "test_mse": "test MSE",
-        "calls": "RMSNorm forwards / backwards in training", "check": "check", "value": "value",
-        "init_out": "initial output difference", "init_grad": "initial gradient difference",
-        "final_param": "largest parameter difference after training",
-        "reload": "checkpoint reload difference",
-    },
-    "zh": {
-        "quantity": "量", "cases": "用例数", "max_abs_error": "最大绝对误差",
-        "error_ratio": "最大误差 / 容差", "failed": "失败用例",
-        "shape": "形状", "scope": "范围", "reference_us": "参考实现（µs）", "kernel_us": "内核（µs）",
-        "difference": "内核 − 参考", "reference_gbps": "参考实现 GB/s（占拷贝带宽 %）",
-        "kernel_gbps": "内核 GB/s（占拷贝带宽 %）", "reference": "参考实现", "kernel": "内核",
-        "val_mse": "验证集 MSE", "test_mse": "测试集 MSE",
-        "calls": "训练中 RMSNorm 前向 / 反向次数", "check": "检查项", "value": "值",
-        "init_out": "初始输出差异", "init_grad": "初始梯度差异",
-        "final_param": "训练后参数的最大差异", "reload": "检查点重新加载后的差异",
-    },
-    "vi": {
-        "quantity": "đại lượng", "cases": "số trường hợp", "max_abs_error": "sai số tuyệt đối lớn nhất",
-        "error_ratio": "sai số lớn nhất / cho phép", "failed": "trường hợp thất bại",
-        "shape": "kích thước", "scope": "phạm vi", "reference_us": "tham chiếu (µs)", "kernel_us": "kernel (µs)",
-        "difference": "kernel − tham chiếu", "reference_gbps": "tham chiếu GB/s (% sao chép)",
-        "kernel_gbps": "kernel GB/s (% sao chép)", "reference": "tham chiếu", "kernel": "kernel",
-        "val_mse": "MSE tập xác thực", "test_mse": "MSE tập kiểm tra",
-        "calls": "số lượt xuôi / ngược của RMSNorm khi huấn luyện", "check": "kiểm tra", "value": "giá trị",
-        "init_out": "chênh lệch đầu ra ban đầu", "init_grad": "chênh lệch gradient ban đầu",
-        "final_param": "chênh lệch tham số lớn nhất sau huấn luyện",
-        "reload": "chênh lệch sau khi nạp lại checkpoint",
-    },
-}
+def _sci(v, t):
+    return "0" if v == 0 else t.number(v, ".2e")
 
 
-def _sci(v):
-    return "0" if v == 0 else f"{v:.2e}"
+def _us(v, t):
+    return t.number(v, ".2f")
 
 
-# No thousands separator anywhere: a comma reads as a decimal mark in Vietnamese.
-def _us(v):
-    return f"{v:.2f}"
-
-
-def _pct(v):
-    return f"{v:+.1f} %"
+def _pct(v, t):
+    return t.number(v, "+.1f") + " %"
 
 
 def _shape(s):
@@ -77,8 +40,8 @@ def accuracy_md(acc, t):
             "|---|---|--:|--:|--:|--:|--:|--:|"]
     names = {"y": "$y$", "dx": "$dx$", "dgamma": "$d\\gamma$"}
     for s in acc["per_quantity_dtype"]:
-        rows.append(f"| {names[s['quantity']]} | {s['dtype']} | {s['atol']:g} | {s['rtol']:g} | {s['cases']} | "
-                    f"{_sci(s['max_abs_err'])} | {s['worst_ratio']:.3f} | {s['failed_cases']} |")
+        rows.append(f"| {names[s['quantity']]} | {s['dtype']} | {t.number(s['atol'], 'g')} | {t.number(s['rtol'], 'g')} | {s['cases']} | "
+                    f"{_sci(s['max_abs_err'], t)} | {t.number(s['worst_ratio'], '.3f')} | {s['failed_cases']} |")
     return "\n".join(rows) + "\n"
 
 
@@ -99,26 +62,27 @@ def timing_md(tim, copy, t):
                 cells = []
                 for impl in ("reference", "kernel"):
                     gbs, pct = _bandwidth(s, scope, impl, copy)
-                    cells.append(f"{gbs:.0f} ({pct:.0f} %)")
+                    cells.append(f"{t.number(gbs, '.0f')} ({t.number(pct, '.0f')} %)")
             else:
                 cells = ["—", "—"]
-            rows.append(f"| {_shape(s)} | {label} | {_us(ref)} | {_us(ker)} | {_pct(diff_pct(ker, ref))} | "
+            rows.append(f"| {_shape(s)} | {label} | {_us(ref, t)} | {_us(ker, t)} | {_pct(diff_pct(ker, ref), t)} | "
                         f"{cells[0]} | {cells[1]} |")
     return "\n".join(rows) + "\n"
 
 
 def training_md(tr, t):
     rows = [f"| | {t('reference')} | {t('kernel')} |", "|---|--:|--:|"]
-    rows.append(f"| {t('val_mse')} | {tr['val_mse']['reference']:.5f} | {tr['val_mse']['kernel']:.5f} |")
-    rows.append(f"| {t('test_mse')} | {tr['test_mse']['reference']:.5f} | {tr['test_mse']['kernel']:.5f} |")
+    for split in ("val", "test"):
+        mse = tr[f"{split}_mse"]
+        rows.append(f"| {t(f'{split}_mse')} | {t.number(mse['reference'], '.5f')} | {t.number(mse['kernel'], '.5f')} |")
     rows.append(f"| {t('calls')} | — | {tr['kernel_forwards']} / {tr['kernel_backwards']} |")
     rows.append("")
     rows.append(f"| {t('check')} | {t('value')} |")
     rows.append("|---|--:|")
-    rows.append(f"| {t('init_out')} | {_sci(tr['initial_output_diff'])} |")
-    rows.append(f"| {t('init_grad')} | {_sci(tr['initial_grad_diff'])} |")
-    rows.append(f"| {t('final_param')} | {_sci(tr['final_param_diff'])} |")
-    rows.append(f"| {t('reload')} | {_sci(tr['reload_diff'])} |")
+    rows.append(f"| {t('init_out')} | {_sci(tr['initial_output_diff'], t)} |")
+    rows.append(f"| {t('init_grad')} | {_sci(tr['initial_grad_diff'], t)} |")
+    rows.append(f"| {t('final_param')} | {_sci(tr['final_param_diff'], t)} |")
+    rows.append(f"| {t('reload')} | {_sci(tr['reload_diff'], t)} |")
     return "\n".join(rows) + "\n"
 
 
@@ -149,43 +113,44 @@ def timing_svg(tim, path):
     plt.close(fig)
 
 
-def quotes(measurements):
+def quotes(measurements, t=ENGLISH):
+    """Flat dict of ready-to-print strings in t's language; keys are what pages write as {{ rmsnorm.KEY }}."""
     prov, res = measurements["provenance"], measurements["results"]
     copy = prov["copy_gb_per_s"]
-    q = {"gpu": str(prov["gpu"]), "copy_gb_per_s": f"{copy:.0f} GB/s"}
+    q = {"gpu": str(prov["gpu"]), "copy_gb_per_s": t.number(copy, ".0f") + " GB/s"}
 
     acc = res["accuracy"]
     q["acc_cases"] = str(acc["cases"])
     q["acc_failed_cases"] = str(len(acc["failures"]))
-    q["acc_worst_ratio"] = f"{max(s['worst_ratio'] for s in acc['per_quantity_dtype']):.2f}"
+    q["acc_worst_ratio"] = t.number(max(s["worst_ratio"] for s in acc["per_quantity_dtype"]), ".2f")
     for s in acc["per_quantity_dtype"]:
-        q[f"acc_max_err_{s['quantity']}_{s['dtype']}"] = _sci(s["max_abs_err"])
+        q[f"acc_max_err_{s['quantity']}_{s['dtype']}"] = _sci(s["max_abs_err"], t)
 
     for s in res["timing"]["shapes"]:
         lab = s["label"]
         for scope, _ in SCOPES:
             ref, ker = s["us"][f"{scope}_reference"], s["us"][f"{scope}_kernel"]
-            q[f"{scope}_ref_us_{lab}"] = f"{_us(ref)} µs"
-            q[f"{scope}_kernel_us_{lab}"] = f"{_us(ker)} µs"
-            q[f"{scope}_diff_pct_{lab}"] = _pct(diff_pct(ker, ref))
+            q[f"{scope}_ref_us_{lab}"] = f"{_us(ref, t)} µs"
+            q[f"{scope}_kernel_us_{lab}"] = f"{_us(ker, t)} µs"
+            q[f"{scope}_diff_pct_{lab}"] = _pct(diff_pct(ker, ref), t)
             if s["large"]:
                 for impl, short in (("reference", "ref"), ("kernel", "kernel")):
                     gbs, pct = _bandwidth(s, scope, impl, copy)
-                    q[f"{scope}_{short}_gbps_{lab}"] = f"{gbs:.0f} GB/s"
-                    q[f"{scope}_{short}_pct_copy_{lab}"] = f"{pct:.0f} %"
+                    q[f"{scope}_{short}_gbps_{lab}"] = t.number(gbs, ".0f") + " GB/s"
+                    q[f"{scope}_{short}_pct_copy_{lab}"] = t.number(pct, ".0f") + " %"
 
     tr = res["training"]
     q["train_steps"] = str(tr["config"]["steps"])
     q["train_batch"] = str(tr["config"]["batch"])
     q["train_kernel_forwards"] = str(tr["kernel_forwards"])
     q["train_kernel_backwards"] = str(tr["kernel_backwards"])
-    q["train_init_out_diff"] = _sci(tr["initial_output_diff"])
-    q["train_init_grad_diff"] = _sci(tr["initial_grad_diff"])
-    q["train_final_param_diff"] = _sci(tr["final_param_diff"])
-    q["train_reload_diff"] = _sci(tr["reload_diff"])
+    q["train_init_out_diff"] = _sci(tr["initial_output_diff"], t)
+    q["train_init_grad_diff"] = _sci(tr["initial_grad_diff"], t)
+    q["train_final_param_diff"] = _sci(tr["final_param_diff"], t)
+    q["train_reload_diff"] = _sci(tr["reload_diff"], t)
     for split in ("val", "test"):
         for branch in ("reference", "kernel"):
-            q[f"train_{split}_mse_{branch}"] = f"{tr[f'{split}_mse'][branch]:.5f}"
+            q[f"train_{split}_mse_{branch}"] = t.number(tr[f"{split}_mse"][branch], ".5f")
     return q
 
 
@@ -194,11 +159,11 @@ def write(measurements, out_dir):
     out_dir.mkdir(parents=True, exist_ok=True)
     res = measurements["results"]
     copy = measurements["provenance"]["copy_gb_per_s"]
-    write_localized(out_dir, "accuracy.md", lambda t: accuracy_md(res["accuracy"], t), LABELS)
-    write_localized(out_dir, "timing.md", lambda t: timing_md(res["timing"], copy, t), LABELS)
-    write_localized(out_dir, "training.md", lambda t: training_md(res["training"], t), LABELS)
+    write_localized(out_dir, "accuracy.md", lambda t: accuracy_md(res["accuracy"], t))
+    write_localized(out_dir, "timing.md", lambda t: timing_md(res["timing"], copy, t))
+    write_localized(out_dir, "training.md", lambda t: training_md(res["training"], t))
     (out_dir / "examples.txt").write_text(format_examples(res["examples"]) + "\n", encoding="utf-8")
     (out_dir / "exercise.txt").write_text(format_exercise(res["exercise"]) + "\n", encoding="utf-8")
     timing_svg(res["timing"], out_dir / "timing.svg")
-    (out_dir / "quotes.json").write_text(
-        json.dumps(quotes(measurements), indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_localized(out_dir, "quotes.json", lambda t: json.dumps(
+        quotes(measurements, t), indent=2, sort_keys=True, ensure_ascii=False) + "\n")

@@ -36,10 +36,13 @@ def test_write_renders_every_file(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     names = {p.name for p in tmp_path.iterdir()}
     tables = {f"{name}{lang}.md" for name in ("accuracy", "timing", "training") for lang in ("", ".zh", ".vi")}
-    assert names == tables | {"examples.txt", "exercise.txt", "timing.svg", "quotes.json"}
-    # the same numbers in every language, only the labels translated
+    quotes = {f"quotes{lang}.json" for lang in ("", ".zh", ".vi")}
+    assert names == tables | quotes | {"examples.txt", "exercise.txt", "timing.svg"}
+    # the same numbers in every language, in its words and its number format
     zh = (tmp_path / "timing.zh.md").read_text(encoding="utf-8")
     assert "| 4096×4096 float16 | fwd | 50.00 | 60.00 | +20.0 % |" in zh and "内核" in zh
+    vi = (tmp_path / "timing.vi.md").read_text(encoding="utf-8")
+    assert "| 4096×4096 float16 | fwd | 50,00 | 60,00 | +20,0 % |" in vi
     q = json.loads((tmp_path / "quotes.json").read_text())
     assert all(isinstance(v, str) for v in q.values())
     assert q["fwd_diff_pct_128x257_fp32"] == "+20.0 %"
