@@ -11,9 +11,16 @@ for empty slugs, in order). The hook gives those headings the ids the table of c
 
 A notebook has no front matter, so its page description (for link previews) is the paragraph
 under its title, in the notebook's own language.
+
+Each notebook page offers its .ipynb for download, an "Open in Colab" link and links to its chapter
+and sources (overrides/partials/notebook-links.html renders them from page.notebook). The download
+link is relative: mkdocs-jupyter's page.nb_url is absolute under site_url's path, which misses when
+the site is served anywhere else (a preview, a mirror). A notebook belongs to the chapter its name
+starts with ("rmsnorm-exercise" to "rmsnorm").
 """
 
 import json
+import posixpath
 import re
 
 MATHJAX_BLOCK = re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.DOTALL)
@@ -41,9 +48,30 @@ def lead_paragraph(notebook_path):
     return " ".join(re.sub(r"`|\*\*|\$", "", MARKDOWN_LINK.sub(r"\1", paragraphs[0])).split())
 
 
-def on_page_context(context, page, **kwargs):
+def notebook_links(page, config, nav):
+    repo_url = config["repo_url"].rstrip("/")
+    branch = config["edit_uri"].strip("/").split("/")[1]
+    owner_repo = repo_url.split("://", 1)[1].split("/", 1)[1]
+    source_path = f"docs/{config['theme']['language']}/{page.file.src_uri}"
+    name = posixpath.basename(page.file.src_uri)
+    chapter = name.split("-")[0].removesuffix(".ipynb")
+    chapter_page = next(p for p in nav.pages if p.file.src_uri == f"{chapter}/index.md")
+    return {
+        "download": page.url + name,
+        "colab": f"https://colab.research.google.com/github/{owner_repo}/blob/{branch}/{source_path}",
+        "source": f"{repo_url}/blob/{branch}/{source_path}",
+        "source_path": source_path,
+        "code": f"{repo_url}/tree/{branch}/snippets/{chapter}",
+        "code_path": f"snippets/{chapter}/",
+        "chapter_url": chapter_page.url,
+        "chapter_title": chapter_page.title,
+    }
+
+
+def on_page_context(context, page, config, nav, **kwargs):
     if page.file.src_uri.endswith(".ipynb"):
         page.meta["description"] = lead_paragraph(page.file.abs_src_path)
+        page.notebook = notebook_links(page, config, nav)
     return context
 
 

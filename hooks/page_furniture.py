@@ -1,0 +1,141 @@
+"""What a reader needs around the text of every page: titled listings, readable headings, reading time.
+
+- Listings: a fenced block that holds nothing but one `--8<-- "file"` include is titled with the
+  file's path in the repository (pymdownx.highlight's `title`), and the title links to exactly the
+  included lines on the repository host (repo_url). pymdownx.snippets leaves no trace of the file in
+  the HTML, so the title has to be added to the Markdown before it is converted.
+- Headings with math: KaTeX typesets them in the page, but the table of contents, the page title and
+  the search index have no typesetter and would show "\\(r^3\\)". They get plain text ("r³") here.
+- Reading time: `{{ page.reading_minutes }}` becomes the page's reading time in minutes, counted
+  from its prose (words, or characters for Chinese), so it follows the text when the text changes.
+"""
+
+import json
+import math
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# where pymdownx.snippets looks for an included file (its base_path in mkdocs.yml), in that order
+INCLUDE_ROOTS = ("snippets", "docs/data")
+
+LISTING = re.compile(
+    r'^(?P<indent>[ \t]*)(?P<fence>`{3,})(?P<lang>[\w+-]+)[ \t]*\n'
+    r'(?P=indent)-{1,}8<-{1,}[ \t]+"(?P<target>[^"]+)"[ \t]*\n'
+    r'(?P=indent)(?P=fence)[ \t]*$',
+    re.MULTILINE,
+)
+FILENAME = re.compile(r'<span class="filename">([^<]+)</span>')
+
+
+def repository(config):
+    """(repository URL, branch) from repo_url and edit_uri ("edit/<branch>/docs/")."""
+    return config["repo_url"].rstrip("/"), config["edit_uri"].strip("/").split("/")[1]
+
+
+def source_of(target):
+    """The repository path of an included file, and the 1-based line range of a named section."""
+    name, _, section = target.partition(":")
+    path = next(f"{root}/{name}" for root in INCLUDE_ROOTS if (ROOT / root / name).is_file())
+    if not section:
+        return path, None
+    lines = (ROOT / path).read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if f"[start:{section}]" in line) + 2
+    end = next(i for i, line in enumerate(lines) if f"[end:{section}]" in line)
+    return path, (start, end)
+
+
+def title_listings(markdown, page, config):
+    url, branch = repository(config)
+    links = []
+
+    def titled(match):
+        path, lines = source_of(match["target"])
+        anchor = f"#L{lines[0]}-L{lines[1]}" if lines else ""
+        links.append(f"{url}/blob/{branch}/{path}{anchor}")
+        return (f'{match["indent"]}{match["fence"]}{match["lang"]} title="{path}"\n'
+                f'{match["indent"]}--8<-- "{match["target"]}"\n{match["indent"]}{match["fence"]}')
+
+    markdown = LISTING.sub(titled, markdown)
+    page.listing_links = links
+    return markdown
+
+
+def link_listing_titles(html, page):
+    links = iter(getattr(page, "listing_links", []))
+
+    def linked(match):
+        return f'<span class="filename"><a href="{next(links)}">{match[1]}</a></span>'
+
+    return FILENAME.sub(linked, html)
+
+
+# Enough TeX for headings and search text: the symbols these pages use, super- and subscripts.
+TEX_SYMBOLS = {
+    r"\gamma": "γ", r"\varepsilon": "ε", r"\epsilon": "ε", r"\mu": "μ", r"\sigma": "σ", r"\partial": "∂",
+    r"\sum": "Σ", r"\cdot": "·", r"\times": "×", r"\odot": "⊙", r"\le": "≤", r"\ge": "≥", r"\approx": "≈",
+    r"\neq": "≠", r"\ne": "≠", r"\lceil": "⌈", r"\rceil": "⌉", r"\ldots": "…", r"\dots": "…", r"\qquad": " ",
+    r"\quad": " ", r"\,": " ", r"\;": " ", r"\!": "", r"\sqrt": "√", r"\hat": "", r"\mathrm": "",
+    r"\operatorname": "", r"\text": "", r"\left": "", r"\right": "", r"\frac": "",
+}
+SUPERSCRIPT = str.maketrans("0123456789+-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻")
+MATH = re.compile(r"\\\((.+?)\\\)|\\\[(.+?)\\\]", re.DOTALL)
+
+
+def tex_to_text(tex):
+    for command in sorted(TEX_SYMBOLS, key=len, reverse=True):
+        tex = re.sub(re.escape(command) + r"(?![A-Za-z])", TEX_SYMBOLS[command], tex)
+    tex = re.sub(r"\^\{([0-9+-]+)\}|\^([0-9])", lambda m: (m[1] or m[2]).translate(SUPERSCRIPT), tex)
+    return re.sub(r"\s+", " ", tex.replace("{", "").replace("}", "").replace("_", "")).strip()
+
+
+def plain(text):
+    """Text with every \\( \\) and \\[ \\] math span written as plain characters."""
+    return MATH.sub(lambda m: tex_to_text(m[1] or m[2]), text)
+
+
+def plain_toc(items):
+    for item in items:
+        item.title = plain(item.title)
+        plain_toc(item.children)
+
+
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+FENCED = re.compile(r"^([ \t]*)(`{3,}).*?^\1\2[ \t]*$", re.MULTILINE | re.DOTALL)
+# reading speeds: words per minute for English and Vietnamese (syllables), characters for Chinese
+WORDS_PER_MINUTE = {"en": 200, "vi": 230}
+CJK_CHARACTERS_PER_MINUTE = 300
+
+
+def reading_minutes(markdown, language):
+    prose = FENCED.sub("", markdown)
+    characters = len(CJK.findall(prose))
+    words = len(CJK.sub(" ", prose).split())
+    minutes = words / WORDS_PER_MINUTE.get(language, 200) + characters / CJK_CHARACTERS_PER_MINUTE
+    return max(5, 5 * math.ceil(minutes / 5))
+
+
+READING_TIME = re.compile(r"\{\{\s*page\.reading_minutes\s*\}\}")
+
+
+def on_page_markdown(markdown, page, config, **kwargs):
+    minutes = reading_minutes(markdown, config["theme"]["language"])
+    markdown = READING_TIME.sub(str(minutes), markdown)
+    return title_listings(markdown, page, config)
+
+
+def on_page_content(html, page, **kwargs):
+    plain_toc(page.toc)
+    return link_listing_titles(html, page)
+
+
+def on_post_build(config, **kwargs):
+    """Search results show titles and text: write their math as plain characters too."""
+    index_path = Path(config["site_dir"]) / "search" / "search_index.json"
+    if not index_path.is_file():
+        return
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    for entry in index["docs"]:
+        entry["title"] = plain(entry["title"]).replace("¶", "")  # notebook headings keep their anchor sign
+        entry["text"] = plain(entry["text"])
+    index_path.write_text(json.dumps(index, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
