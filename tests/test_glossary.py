@@ -1,0 +1,123 @@
+"""One glossary for three languages: complete, and no page uses a form its language rejects.
+
+Also: a page that has a description in English has one in every language.
+"""
+
+import importlib.util
+import json
+import re
+
+import pytest
+import yaml
+
+from sitecheck import DOCS, LANGUAGES, ROOT, markdown_pages
+
+# the same module renders the glossary pages: load it from hooks/, which is no package
+_spec = importlib.util.spec_from_file_location("glossary_hook", ROOT / "hooks" / "glossary.py")
+glossary = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(glossary)
+
+FENCE = re.compile(r"^(\s*)(`{3,}|~{3,}).*?^\1\2[ \t]*$", re.MULTILINE | re.DOTALL)
+INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1")
+SNIPPET_LINE = re.compile(r"^\s*;?-{1,}8<-{1,}.*$", re.MULTILINE)
+FRONT_MATTER = re.compile(r"\A---\n(.*?)\n---\n", re.DOTALL)
+
+
+def readable(text):
+    """The text a reader sees as prose: code blocks, inline code and snippet includes blanked out,
+    line breaks kept so that line numbers still point into the file."""
+    text = FENCE.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    text = SNIPPET_LINE.sub("", text)
+    return INLINE_CODE.sub("", text)
+
+
+def sources(language):
+    """(name, text) of everything a reader of this language reads: pages, notebook prose,
+    rendered tables, the navigation titles."""
+    for path in sorted((DOCS / language).rglob("*.md")):
+        yield path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")
+    for path in sorted((DOCS / language).rglob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for index, cell in enumerate(cells):
+            if cell["cell_type"] == "markdown":
+                yield f"{path.relative_to(ROOT).as_posix()} (cell {index})", "".join(cell["source"])
+    suffix = ".md" if language == "en" else f".{language}.md"
+    for path in sorted((DOCS / "data").rglob(f"*{suffix}")):
+        if language != "en" or not any(path.name.endswith(f".{other}.md") for other in LANGUAGES):
+            yield path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")
+    # notebook sources (jupytext Markdown) where the notebooks are written: notebooks/<lang>/...
+    for path in sorted((ROOT / "notebooks").glob(f"**/{language}/**/*.md")):
+        yield path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")
+    config = "mkdocs.yml" if language == "en" else f"mkdocs.{language}.yml"
+    yield config, (ROOT / config).read_text(encoding="utf-8")
+
+
+def pattern(form, language):
+    if language == "zh":  # Chinese has no spaces between words: any occurrence is the form
+        return re.compile(re.escape(form))
+    return re.compile(rf"(?<!\w){re.escape(form)}(?!\w)", re.IGNORECASE)
+
+
+def rejected_uses(language):
+    forms = [(pattern(form, language), form, key, use) for form, key, use in glossary.rejected_forms(language)]
+    for name, text in sources(language):
+        for number, line in enumerate(readable(text).splitlines(), start=1):
+            for regex, form, key, use in forms:
+                if regex.search(line):
+                    advice = f"use '{use}'" if not key.startswith("_") else "reword"
+                    yield f"{name}:{number}: '{form}' ({key}: {advice}): {line.strip()[:120]}"
+
+
+def test_every_term_has_a_form_and_a_definition_in_every_language():
+    assert glossary.problems() == []
+
+
+def test_the_glossary_renders_every_term_in_every_language():
+    for language in LANGUAGES:
+        table = glossary.table(language)
+        assert len(table.splitlines()) == 2 + len(glossary.terms())
+        for entry in glossary.terms().values():
+            assert entry[language]["term"] in table
+
+
+def test_every_language_has_a_glossary_page_with_its_table():
+    for language in LANGUAGES:
+        page = DOCS / language / "glossary.md"
+        assert glossary.MARKER in page.read_text(encoding="utf-8"), f"{page}: no {glossary.MARKER}"
+
+
+def test_a_form_is_never_both_used_and_rejected_in_one_language():
+    for language in LANGUAGES:
+        used = {entry[language]["term"] for entry in glossary.terms().values()}
+        rejected = {form for form, _, _ in glossary.rejected_forms(language)}
+        assert not used & rejected, f"{language}: {sorted(used & rejected)}"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_no_page_uses_a_form_the_glossary_rejects(language):
+    found = list(rejected_uses(language))
+    assert not found, f"{len(found)} rejected forms in {language}:\n" + "\n".join(found)
+
+
+def test_the_check_finds_a_rejected_form_outside_code_only():
+    form, _, _ = next(glossary.rejected_forms("zh"))
+    text = f"正文里的{form}\n\n```python\n# {form}\n```\n\n`{form}` 行内代码\n"
+    hits = [n for n, line in enumerate(readable(text).splitlines(), 1) if pattern(form, "zh").search(line)]
+    assert hits == [1]
+
+
+def _description(markdown):
+    front = FRONT_MATTER.match(markdown)
+    return (yaml.safe_load(front.group(1)) or {}).get("description") if front else None
+
+
+ENGLISH_DESCRIBED = sorted(page for language, page, text in markdown_pages() if language == "en" and _description(text))
+
+
+@pytest.mark.parametrize("language", [lang for lang in LANGUAGES if lang != "en"])
+@pytest.mark.parametrize("page", ENGLISH_DESCRIBED)
+def test_a_page_described_in_english_is_described_in_every_language(language, page):
+    path = DOCS / language / page
+    assert path.is_file(), f"{language}/{page} is missing"
+    description = _description(path.read_text(encoding="utf-8"))
+    assert description and description.strip(), f"{language}/{page} has no description; en/{page} has one"
