@@ -85,27 +85,28 @@ def quotes(results, provenance, t=ENGLISH):
 
 
 def bandwidth_plot(results, provenance, path):
+    """GB/s against N, one panel per pass stacked so that the labels stay legible on a phone, the
+    copy bandwidth dashed, the legend under the panels rather than over the lines."""
     rows = _index(results)
     copy = float(provenance["copy_gb_per_s"])
     ns = results["n_values"]
     with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "path", "font.size": 10}):
-        fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
+        fig, axes = plt.subplots(2, 1, figsize=(5, 6.2), sharex=True, layout="constrained")
         for ax, (mode, short) in zip(axes, MODES.items()):
             for provider, label in PROVIDERS.items():
                 ax.plot(ns, [rows[(mode, provider, n)]["gb_per_s"] for n in ns], marker="o",
                         markersize=3.5, color=COLORS[provider], label=label)
             ax.axhline(copy, color="0.45", linestyle="--", linewidth=1, label="copy")
             ax.set_title(short)
-            ax.set_xlabel("N")
+            ax.set_ylabel("GB/s")
             ax.set_xticks(ns[1::2] if len(ns) > 8 else ns)
             ax.tick_params(axis="x", labelrotation=45)
             ax.set_ylim(0, copy * 1.08)
             ax.grid(True, linewidth=0.4, alpha=0.5)
-        axes[0].set_ylabel("GB/s")
-        axes[1].legend(loc="lower right", frameon=False)
+        axes[1].set_xlabel("N")
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, frameon=False)
         fig.suptitle(f"{provenance['gpu']} · M = {results['M']} · {results['dtype']}", fontsize=10)
-        fig.tight_layout()
-        fig.savefig(path, format="svg", metadata={"Date": None})
+        fig.savefig(path, format="svg", metadata={"Date": None}, transparent=True)
         plt.close(fig)
 
 

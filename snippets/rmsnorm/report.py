@@ -86,31 +86,35 @@ def training_md(tr, t):
     return "\n".join(rows) + "\n"
 
 
-def timing_svg(tim, path):
+def timing_svg(tim, path, t=ENGLISH):
+    """Median µs per call, reference against kernel, on linear axes from zero (bar lengths compare
+    times), one panel per scope stacked so that the labels stay legible on a phone, the legend above
+    the data, and the tables' names for the two implementations."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    matplotlib.rcParams["svg.hashsalt"] = "normkernels"
     shapes = tim["shapes"]
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
-    width = 0.38
-    for ax, (scope, title) in zip(axes, SCOPES):
-        xs = range(len(shapes))
-        ref = [s["us"][f"{scope}_reference"] for s in shapes]
-        ker = [s["us"][f"{scope}_kernel"] for s in shapes]
-        ax.bar([i - width / 2 for i in xs], ref, width, label="PyTorch", color="#9e9e9e")
-        ax.bar([i + width / 2 for i in xs], ker, width, label="Triton", color="#3f51b5")
-        ax.set_xticks(list(xs), [f"{s['m']}×{s['n']}\n{s['dtype']}" for s in shapes])
-        ax.set_yscale("log")
-        ax.set_title(title)
-        ax.grid(axis="y", which="both", alpha=0.3)
-    axes[0].set_ylabel("µs")
-    axes[1].legend(frameon=False)
-    fig.tight_layout()
-    fig.savefig(path, format="svg", metadata={"Date": None})
-    plt.close(fig)
+    with plt.rc_context({"svg.hashsalt": "normkernels", "font.size": 10}):
+        fig, axes = plt.subplots(2, 1, figsize=(5, 6), layout="constrained")
+        width = 0.38
+        for ax, (scope, title) in zip(axes, SCOPES):
+            xs = range(len(shapes))
+            ref = [s["us"][f"{scope}_reference"] for s in shapes]
+            ker = [s["us"][f"{scope}_kernel"] for s in shapes]
+            bars = [ax.bar([i - width / 2 for i in xs], ref, width, label=t("reference"), color="#9e9e9e"),
+                    ax.bar([i + width / 2 for i in xs], ker, width, label=t("kernel"), color="#3f51b5")]
+            for group in bars:
+                ax.bar_label(group, fmt="%.0f", fontsize=9, padding=2)
+            ax.set_xticks(list(xs), [f"{s['m']}×{s['n']}\n{s['dtype']}" for s in shapes])
+            ax.set_ylim(0, max(ref + ker) * 1.18)
+            ax.set_title(title)
+            ax.set_ylabel("µs")
+            ax.grid(axis="y", alpha=0.3)
+        fig.legend(handles=bars, loc="outside upper center", ncols=2, frameon=False)
+        fig.savefig(path, format="svg", metadata={"Date": None}, transparent=True)
+        plt.close(fig)
 
 
 def quotes(measurements, t=ENGLISH):
