@@ -1,16 +1,17 @@
 """The GPU build: turn the kernel sources into the numbers the site publishes.
 
-    python scripts/gpu_build.py            # on a CUDA GPU: test, measure, render, build the site
+    python scripts/gpu_build.py            # on a CUDA GPU: test, measure, render, run the notebooks
     python scripts/gpu_build.py measure    # on a CUDA GPU: test, then measure only
     python scripts/gpu_build.py render     # anywhere: tables, plots and quotes from the measurements
 
-Data sets: layernorm and rmsnorm (the chapters' teaching kernels) and faster (every provider side
-by side, for the "Going faster" pages of both chapters).
+Data sets: every snippet package with a dataset.toml registers one, named after the package
+(layernorm and rmsnorm: the chapters' teaching kernels; faster: every provider side by side).
+No MkDocs here: the site is built anywhere from the committed data (make site).
 
-Options: --only CHAPTER (repeatable) picks chapters; --quick runs a tiny sweep to smoke-test the
+Options: --only NAME (repeatable) picks data sets; --quick runs a tiny sweep to smoke-test the
 pipeline (its data is marked quick and the staleness test refuses it).
 
-Every chapter's measurements land in docs/data/<chapter>/measurements.json with their provenance:
+Every data set's measurements land in docs/data/<name>/measurements.json with their provenance:
 GPU, SM count, driver and CUDA versions, torch and triton versions, date, git commit, the device's
 copy bandwidth measured in the same run, and the hash of the kernel sources that were measured.
 """
@@ -23,19 +24,29 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS = ROOT / "snippets"
 DATA = ROOT / "docs" / "data"
-# Each data set: the module whose measure(quick) produces it, the module whose write() renders it,
-# and the snippet packages whose imported files count as its measured sources.
-DATASETS = {
-    "layernorm": ("layernorm.benchmark", "layernorm.report", ("layernorm", "normkit")),
-    "rmsnorm": ("rmsnorm.benchmark", "rmsnorm.report", ("rmsnorm", "normkit")),
-    "faster": ("faster.benchmark", "faster.report", ("faster", "layernorm", "rmsnorm", "normkit")),
-}
-CHAPTERS = tuple(DATASETS)
+
+
+def registered_data_sets(snippets=SNIPPETS):
+    """{name: registration} from every snippets/<name>/dataset.toml, read as data (no package is imported).
+
+    A registration names the module whose measure(quick) produces the data set ("measure"), the
+    module whose write(measurements, out_dir) renders it ("render"), and the snippet packages whose
+    imported files count as its measured sources ("sources").
+    """
+    data_sets = {}
+    for path in sorted(snippets.glob("*/dataset.toml")):
+        with path.open("rb") as file:
+            data_sets[path.parent.name] = tomllib.load(file)
+    return data_sets
+
+
+DATA_SETS = registered_data_sets()
 
 sys.path.insert(0, str(SNIPPETS))
 
@@ -46,7 +57,7 @@ def loaded_sources(chapter):
     Each data set is measured in a process of its own (measure() below), so what one measured
     never counts as a source of another.
     """
-    packages = DATASETS[chapter][2]
+    packages = DATA_SETS[chapter]["sources"]
     files = set()
     for module in list(sys.modules.values()):
         path = Path(getattr(module, "__file__", None) or "").resolve()
@@ -130,7 +141,7 @@ def measure_one(chapter, quick):
         sys.exit("measure needs a CUDA GPU")
     provenance = device_provenance()
     print(f"== measuring {chapter} on the {provenance['gpu']} (copy {provenance['copy_gb_per_s']} GB/s)", flush=True)
-    results = importlib.import_module(DATASETS[chapter][0]).measure(quick=quick)
+    results = importlib.import_module(DATA_SETS[chapter]["measure"]).measure(quick=quick)
     sources = loaded_sources(chapter)
     document = {
         "provenance": {**provenance, "sources": sources, "sources_sha256": sources_hash(sources), "quick": quick},
@@ -166,18 +177,18 @@ def render(chapter, out_dir=None):
     out_dir = out_dir or DATA / chapter
     out_dir.mkdir(parents=True, exist_ok=True)
     measurements = json.loads(measurements_path(chapter).read_text(encoding="utf-8"))
-    importlib.import_module(DATASETS[chapter][1]).write(measurements, out_dir)
+    importlib.import_module(DATA_SETS[chapter]["render"]).write(measurements, out_dir)
     write_localized(out_dir, "provenance.md", lambda t: provenance_table(measurements["provenance"], t))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("step", nargs="?", choices=("all", "measure", "render", "measure-one"), default="all")
-    parser.add_argument("--only", action="append", choices=CHAPTERS, help="a chapter to build (repeatable)")
+    parser.add_argument("--only", action="append", choices=tuple(DATA_SETS), help="a data set to build (repeatable)")
     parser.add_argument("--quick", action="store_true", help="tiny sweeps, to smoke-test the pipeline")
     parser.add_argument("--skip-tests", action="store_true", help="measure without running pytest first")
     args = parser.parse_args()
-    chapters = args.only or list(CHAPTERS)
+    chapters = args.only or list(DATA_SETS)
 
     if args.step == "measure-one":
         measure_one(*chapters, args.quick)
@@ -194,7 +205,6 @@ def main():
         import notebooks  # scripts/notebooks.py: run each notebook (nbclient), record its GPU outputs
 
         notebooks.build(execute_cells=True)
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "build_site.py")], cwd=ROOT, check=True)
 
 
 if __name__ == "__main__":

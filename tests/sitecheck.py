@@ -11,6 +11,10 @@ SNIPPETS = ROOT / "snippets"
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from build_site import LANGUAGES, build, output_dir  # noqa: E402
+from gpu_build import DATA_SETS  # noqa: E402
+
+# The chapters: registered data sets (snippets/<name>/dataset.toml) with pages of their own
+CHAPTERS = [name for name in DATA_SETS if (DOCS / "en" / name / "index.md").is_file()]
 
 PAGE_SUFFIXES = (".md", ".ipynb")
 SECTION_START = re.compile(r"--8<-- \[start:([\w-]+)\]")

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from sitecheck import DOCS, LANGUAGES, ROOT, built_page, markdown_pages, snippet_includes
+from sitecheck import CHAPTERS, DOCS, LANGUAGES, ROOT, built_page, markdown_pages, snippet_includes
 
 import gpu_build  # scripts/, put on the path by sitecheck
 from normkit.tables import localized_name
@@ -22,7 +22,7 @@ def load(chapter):
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("chapter", gpu_build.CHAPTERS)
+@pytest.mark.parametrize("chapter", gpu_build.DATA_SETS)
 def test_measurements_are_of_the_current_kernel_sources(chapter):
     provenance = load(chapter)["provenance"]
     assert not provenance["quick"], f"{chapter}: the committed measurements come from a --quick smoke run"
@@ -34,14 +34,14 @@ def test_measurements_are_of_the_current_kernel_sources(chapter):
     )
 
 
-@pytest.mark.parametrize("chapter", gpu_build.CHAPTERS)
+@pytest.mark.parametrize("chapter", gpu_build.DATA_SETS)
 def test_measurements_say_where_and_when(chapter):
     provenance = load(chapter)["provenance"]
     for key in ("gpu", "sm_count", "driver", "cuda", "torch", "triton", "date", "git_commit", "copy_gb_per_s"):
         assert provenance.get(key) not in (None, "", "unknown"), f"{chapter}: provenance lacks {key}"
 
 
-@pytest.mark.parametrize("chapter", gpu_build.CHAPTERS)
+@pytest.mark.parametrize("chapter", gpu_build.DATA_SETS)
 def test_rendered_files_match_the_measurements(chapter, tmp_path):
     gpu_build.render(chapter, tmp_path)
     committed = DOCS / "data" / chapter
@@ -60,7 +60,7 @@ def _copy_of_snippets(tmp_path):
     return snippets
 
 
-@pytest.mark.parametrize("chapter", gpu_build.CHAPTERS)
+@pytest.mark.parametrize("chapter", gpu_build.DATA_SETS)
 def test_a_changed_kernel_line_makes_the_measurements_stale(chapter, tmp_path):
     sources = load(chapter)["provenance"]["sources"]
     kernels = [name for name in sources if "@triton.jit" in (gpu_build.SNIPPETS / name).read_text(encoding="utf-8")]
@@ -117,7 +117,7 @@ def test_quoted_numbers_appear_in_the_built_pages(site_dir, language):
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
-@pytest.mark.parametrize("chapter", ["layernorm", "rmsnorm"])
+@pytest.mark.parametrize("chapter", CHAPTERS)
 def test_each_chapter_shows_its_measurements_with_provenance(chapter, language):
     markdown = (DOCS / language / chapter / "index.md").read_text(encoding="utf-8")
     includes = snippet_includes(markdown)
