@@ -18,7 +18,7 @@ QUERIES = [
     ("en", "partial reduction", "rmsnorm/"),
     ("zh", "原子锁", "layernorm/"),
     ("zh", "部分归约", "rmsnorm/"),
-    ("vi", "giảm một phần", "rmsnorm/"),
+    ("vi", "rút gọn từng phần", "rmsnorm/"),
     ("vi", "bộ nhớ tạm", "rmsnorm/"),
     ("vi", "khóa nguyên tử", "layernorm/"),
 ]
