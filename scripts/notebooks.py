@@ -52,7 +52,12 @@ def execute(name, timeout=1800):
 def with_outputs(language, name, run):
     """One language's notebook: its source, with the outputs of the run's matching code cells."""
     notebook = combine_inputs_with_outputs(source(language, name), run, fmt="md")
+    ran = {cell.id: cell.source for cell in run.cells}
     for index, cell in enumerate(notebook.cells):
+        # jupytext also hands a cell's old outputs to the edited cell at its place (combined cells
+        # keep the id of the run's cell): a changed code cell gets none until it runs again
+        if cell.cell_type == "code" and ran.get(cell.id) != cell.source:
+            cell.outputs, cell.execution_count = [], None
         cell.id = f"{name}-{index:02d}"  # stable ids, so that a rebuild changes only what changed
     return notebook
 

@@ -18,7 +18,9 @@ BUILD = "run `python scripts/notebooks.py build` (add --execute on a GPU when co
 
 
 def code_cells(language, name):
-    return [cell for cell in nbformat.read(notebooks.notebook_path(language, name), 4).cells if cell.cell_type == "code"]
+    """(index in the notebook, cell) of each code cell of a committed notebook."""
+    cells = nbformat.read(notebooks.notebook_path(language, name), 4).cells
+    return [(index, cell) for index, cell in enumerate(cells) if cell.cell_type == "code"]
 
 
 def test_every_notebook_has_a_source_in_every_language():
@@ -48,10 +50,11 @@ def test_committed_notebooks_are_executed_and_share_one_run(name):
     """Every code cell carries outputs, none an error, and every language shows the same run."""
     runs = {}
     for language in LANGUAGES:
-        for index, cell in enumerate(code_cells(language, name)):
-            assert cell.outputs, f"{language}/{name}: code cell {index} has no output; {BUILD}"
-            assert all(o.output_type != "error" for o in cell.outputs), f"{language}/{name}: cell {index} failed"
-        runs[language] = [cell.outputs for cell in code_cells(language, name)]
+        for index, cell in code_cells(language, name):
+            where = f"docs/{language}/notebooks/{name}.ipynb cell {index}"
+            assert cell.outputs, f"{where}: code without output; {BUILD}"
+            assert all(o.output_type != "error" for o in cell.outputs), f"{where} failed"
+        runs[language] = [cell.outputs for _, cell in code_cells(language, name)]
     assert all(run == runs["en"] for run in runs.values()), f"{name}: the languages show different outputs"
 
 
