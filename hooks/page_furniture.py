@@ -52,7 +52,7 @@ def title_listings(markdown, page, config):
     def titled(match):
         path, lines = source_of(match["target"])
         anchor = f"#L{lines[0]}-L{lines[1]}" if lines else ""
-        links.append(f"{url}/blob/{branch}/{path}{anchor}")
+        links.append((path, f"{url}/blob/{branch}/{path}{anchor}"))
         return (f'{match["indent"]}{match["fence"]}{match["lang"]} title="{path}"\n'
                 f'{match["indent"]}--8<-- "{match["target"]}"\n{match["indent"]}{match["fence"]}')
 
@@ -62,10 +62,13 @@ def title_listings(markdown, page, config):
 
 
 def link_listing_titles(html, page):
-    links = iter(getattr(page, "listing_links", []))
+    """Link the titles added by title_listings, in order; a title written by hand stays as it is."""
+    links = list(getattr(page, "listing_links", []))
 
     def linked(match):
-        return f'<span class="filename"><a href="{next(links)}">{match[1]}</a></span>'
+        if not links or links[0][0] != match[1]:
+            return match[0]
+        return f'<span class="filename"><a href="{links.pop(0)[1]}">{match[1]}</a></span>'
 
     return FILENAME.sub(linked, html)
 
