@@ -1,6 +1,7 @@
 """One glossary for three languages: complete, and no page uses a form its language rejects.
 
-Also: a page that has a description in English has one in every language.
+Also: a page that has a description in English has one in every language, and the comments of the
+shell commands typed into a page are in the page's language (code listings stay English).
 """
 
 import importlib.util
@@ -104,6 +105,28 @@ def test_the_check_finds_a_rejected_form_outside_code_only():
     text = f"正文里的{form}\n\n```python\n# {form}\n```\n\n`{form}` 行内代码\n"
     hits = [n for n, line in enumerate(readable(text).splitlines(), 1) if pattern(form, "zh").search(line)]
     assert hits == [1]
+
+
+SHELL_FENCE = re.compile(r"^(\s*)(`{3,})(?:bash|sh|shell|console)[ \t]*\n(.*?)^\1\2[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def shell_comments(markdown):
+    """The comments of the shell commands typed into a page (snippet includes are source files, not typed)."""
+    return [line.split("#", 1)[1].strip()
+            for block in SHELL_FENCE.findall(markdown) for line in block[2].splitlines()
+            if "#" in line and "--8<--" not in line]
+
+
+TRANSLATED_PAGES = [(language, page) for language in LANGUAGES if language != "en"
+                    for page in sorted(p for lang, p, _ in markdown_pages() if lang == "en")]
+
+
+@pytest.mark.parametrize("language,page", TRANSLATED_PAGES)
+def test_shell_comments_are_in_the_language_of_the_page(language, page):
+    path = DOCS / language / page
+    english = set(shell_comments((DOCS / "en" / page).read_text(encoding="utf-8")))
+    left = [c for c in shell_comments(path.read_text(encoding="utf-8")) if c in english] if path.is_file() else []
+    assert not left, f"{language}/{page}: shell comments still in English: {left}"
 
 
 def _description(markdown):
