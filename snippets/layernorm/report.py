@@ -19,7 +19,7 @@ from normkit.words import ENGLISH
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-MODES = {"forward": "fwd", "backward": "bwd"}
+MODES = {"forward": "fwd", "backward": "bwd"}  # measurement mode: quote-key prefix, also the catalogue key of its label
 PROVIDERS = {"triton": "Triton", "torch": "torch"}
 COLORS = {"triton": "#3f51b5", "torch": "#ff7043"}
 
@@ -44,7 +44,7 @@ def benchmark_markdown(results, copy_gb_per_s, label):
     rows = _index(results)
     out = []
     for mode, short in MODES.items():
-        out += [f"**{short}** · M = {results['M']} · {results['dtype']}", "",
+        out += [f"**{label(short)}** · M = {results['M']} · {results['dtype']}", "",
                 f"| N | Triton GB/s | torch GB/s | {label('of_copy')} | Triton / torch |",
                 "|--:|--:|--:|--:|--:|"]
         for n in results["n_values"]:
@@ -90,7 +90,8 @@ def bandwidth_plot(results, provenance, path):
     rows = _index(results)
     copy = float(provenance["copy_gb_per_s"])
     ns = results["n_values"]
-    with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "path", "font.size": 10}):
+    # text stays text (svg.fonttype none): selectable, and its size can be checked by tests/test_browser.py
+    with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "none", "font.size": 10}):
         fig, axes = plt.subplots(2, 1, figsize=(5, 6.2), sharex=True, layout="constrained")
         for ax, (mode, short) in zip(axes, MODES.items()):
             for provider, label in PROVIDERS.items():

@@ -16,7 +16,7 @@ from rmsnorm.examples import format_examples
 from rmsnorm.exercise import format_exercise
 from rmsnorm.timing import diff_pct
 
-SCOPES = (("fwd", "fwd"), ("fwdbwd", "fwd + bwd"))
+SCOPES = (("fwd", "fwd"), ("fwdbwd", "fwd_bwd"))  # measurement key, catalogue key of its label
 
 def _sci(v, t):
     return "0" if v == 0 else t.number(v, ".2e")
@@ -65,7 +65,7 @@ def timing_md(tim, copy, t):
                     cells.append(f"{t.number(gbs, '.0f')} ({t.number(pct, '.0f')} %)")
             else:
                 cells = ["—", "—"]
-            rows.append(f"| {_shape(s)} | {label} | {_us(ref, t)} | {_us(ker, t)} | {_pct(diff_pct(ker, ref), t)} | "
+            rows.append(f"| {_shape(s)} | {t(label)} | {_us(ref, t)} | {_us(ker, t)} | {_pct(diff_pct(ker, ref), t)} | "
                         f"{cells[0]} | {cells[1]} |")
     return "\n".join(rows) + "\n"
 
@@ -96,7 +96,8 @@ def timing_svg(tim, path, t=ENGLISH):
     import matplotlib.pyplot as plt
 
     shapes = tim["shapes"]
-    with plt.rc_context({"svg.hashsalt": "normkernels", "font.size": 10}):
+    # text stays text (svg.fonttype none): selectable, and its size can be checked by tests/test_browser.py
+    with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "none", "font.size": 10}):
         fig, axes = plt.subplots(2, 1, figsize=(5, 6), layout="constrained")
         width = 0.38
         for ax, (scope, title) in zip(axes, SCOPES):
@@ -106,10 +107,10 @@ def timing_svg(tim, path, t=ENGLISH):
             bars = [ax.bar([i - width / 2 for i in xs], ref, width, label=t("reference"), color="#9e9e9e"),
                     ax.bar([i + width / 2 for i in xs], ker, width, label=t("kernel"), color="#3f51b5")]
             for group in bars:
-                ax.bar_label(group, fmt="%.0f", fontsize=9, padding=2)
+                ax.bar_label(group, fmt="%.0f", padding=2)
             ax.set_xticks(list(xs), [f"{s['m']}×{s['n']}\n{s['dtype']}" for s in shapes])
             ax.set_ylim(0, max(ref + ker) * 1.18)
-            ax.set_title(title)
+            ax.set_title(t(title))
             ax.set_ylabel("µs")
             ax.grid(axis="y", alpha=0.3)
         fig.legend(handles=bars, loc="outside upper center", ncols=2, frameon=False)
