@@ -26,7 +26,7 @@ preview: site                     ## the built site in all languages, switcher i
 test: $(VENV)/.installed          ## every test: the snippets (GPU or interpreter) and the site
 	$(PY) -m pytest snippets tests
 
-gpu-build:                        ## on a CUDA machine: measure, render tables and plots (scripts/gpu_build.py)
+gpu-build:                        ## on a CUDA machine with the requirements: test, measure, render, run the notebooks
 	PYTHONPATH=snippets $(GPU_PYTHON) scripts/gpu_build.py
 
 clean:

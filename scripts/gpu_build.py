@@ -20,6 +20,7 @@ import argparse
 import datetime
 import hashlib
 import importlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -47,6 +48,22 @@ def registered_data_sets(snippets=SNIPPETS):
 
 
 DATA_SETS = registered_data_sets()
+
+# What the GPU machine needs (README.md, "Regenerating the measurements (GPU)", names the same; all are
+# pinned in requirements.txt): distribution -> the module this build imports. MkDocs is not needed.
+GPU_REQUIREMENTS = {
+    "torch": "torch", "triton": "triton", "pytest": "pytest", "pytest-timeout": "pytest_timeout",
+    "matplotlib": "matplotlib", "nbclient": "nbclient", "nbformat": "nbformat", "jupytext": "jupytext",
+    "ipykernel": "ipykernel",
+}
+
+
+def check_requirements():
+    """Stop before anything runs when the machine lacks a package the build needs, naming each one."""
+    missing = [name for name, module in GPU_REQUIREMENTS.items() if importlib.util.find_spec(module) is None]
+    if missing:
+        sys.exit(f"the GPU build needs {', '.join(missing)}: install the CUDA build of torch, then "
+                 "pip install -r requirements.txt -e . (README.md, 'Regenerating the measurements (GPU)')")
 
 sys.path.insert(0, str(SNIPPETS))
 
@@ -188,24 +205,25 @@ def main():
     parser.add_argument("--quick", action="store_true", help="tiny sweeps, to smoke-test the pipeline")
     parser.add_argument("--skip-tests", action="store_true", help="measure without running pytest first")
     args = parser.parse_args()
-    chapters = args.only or list(DATA_SETS)
+    names = args.only or list(DATA_SETS)
 
     if args.step == "measure-one":
-        measure_one(*chapters, args.quick)
+        measure_one(*names, args.quick)
         return
     if args.step in ("all", "measure"):
+        check_requirements()
         if not args.skip_tests:
             run_snippet_tests()
-        measure(chapters, args.quick)
+        measure(names, args.quick)
     if args.step in ("all", "render"):
-        for chapter in chapters:
-            render(chapter)
-            print(f"== rendered docs/data/{chapter}", flush=True)
+        for name in names:
+            render(name)
+            print(f"== rendered docs/data/{name}", flush=True)
     if args.step == "all":
         import notebooks  # scripts/notebooks.py: run each notebook (nbclient), record its GPU outputs
 
         notebooks.build(execute_cells=True)
-
+        print("== GPU build done: commit docs/data/ and the notebooks; the site builds anywhere (make site)")
 
 if __name__ == "__main__":
     main()

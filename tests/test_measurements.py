@@ -1,10 +1,13 @@
 """The published numbers: measured on the current kernel sources, rendered faithfully, quoted from data."""
 
+import html as html_lib
+import importlib.util
 import json
 import re
 import shutil
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -87,7 +90,8 @@ def test_the_measured_sources_are_the_modules_the_measurement_imported():
 
 
 def _quoted(markdown):
-    return PLACEHOLDER.findall(markdown)
+    """The measured quotes of a page: placeholders that name a data set (other hooks own {{ page.* }})."""
+    return [(name, key) for name, key in PLACEHOLDER.findall(markdown) if name in gpu_build.DATA_SETS]
 
 
 def _quotes(chapter, language):
@@ -107,7 +111,7 @@ def test_quoted_numbers_appear_in_the_built_pages(site_dir, language):
     for lang, page, markdown in markdown_pages():
         if lang != language:
             continue
-        html = built_page(site_dir, language, page).read_text(encoding="utf-8")
+        html = html_lib.unescape(built_page(site_dir, language, page).read_text(encoding="utf-8"))
         assert "{{" not in re.sub(r"<code>.*?</code>|<pre.*?</pre>", "", html, flags=re.DOTALL), (
             f"{language}/{page}: a placeholder was left in the built page"
         )
@@ -130,8 +134,6 @@ def test_each_chapter_shows_its_measurements_with_provenance(chapter, language):
 
 @pytest.mark.parametrize("language", [lang for lang in LANGUAGES if lang != "en"])
 def test_tables_are_shown_in_the_language_of_the_page(site_dir, language):
-    import html as html_lib
-
     for lang, page, markdown in markdown_pages():
         if lang != language:
             continue
@@ -144,3 +146,50 @@ def test_tables_are_shown_in_the_language_of_the_page(site_dir, language):
             header = next(line for line in lines if line.startswith("|"))
             for cell in filter(None, (c.strip() for c in header.split("|"))):
                 assert cell in built, f"{language}/{page}: the {language} table {localized.name} is not shown ({cell!r})"
+
+
+def _hook():
+    spec = importlib.util.spec_from_file_location("measurements_hook", ROOT / "hooks" / "measurements.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _inserted(language):
+    """Every number the hook inserts into the pages of one language, as (page, placeholder, text)."""
+    hook = _hook()
+    config = {"theme": {"language": language}}
+    for lang, page, markdown in markdown_pages():
+        if lang != language:
+            continue
+        placeholders = [f"{{{{ {name}.{key} }}}}" for name, key in _quoted(markdown)]
+        page_stub = types.SimpleNamespace(file=types.SimpleNamespace(src_uri=page))
+        texts = hook.on_page_markdown("\n".join(placeholders), page=page_stub, config=config).split("\n")
+        yield from ((page, placeholder, text) for placeholder, text in zip(placeholders, texts))
+
+
+# Sizes are written as in code, never grouped: a shape (32768×4096) or a bare N or M (16384)
+SIZE = re.compile(r"\d×\d|^\d+$")
+
+
+def test_inserted_numbers_follow_the_vietnamese_format():
+    inserted = list(_inserted("vi"))
+    assert any("," in text for _, _, text in inserted), "no decimal comma in any inserted Vietnamese number"
+    for page, placeholder, text in inserted:
+        if SIZE.search(text) or not re.search(r"\d", text):
+            continue
+        assert not re.search(r"\d\.\d", text), f"vi/{page}: {placeholder} -> {text!r} has an English decimal point"
+        assert not re.search(r"(?<![\d,])\d{5}", text), f"vi/{page}: {placeholder} -> {text!r} has no space between thousands"
+
+
+def test_inserted_multiples_read_bei_in_chinese():
+    inserted = list(_inserted("zh"))
+    assert any(text.endswith(" 倍") for _, _, text in inserted), "no multiple among the Chinese quotes"
+    for page, placeholder, text in inserted:
+        assert not re.search(r"\d×$", text), f"zh/{page}: {placeholder} -> {text!r} is a multiple written '×'"
+
+
+def test_english_quotes_are_inserted_as_rendered():
+    for page, placeholder, text in _inserted("en"):
+        chapter, key = PLACEHOLDER.match(placeholder).groups()
+        assert text == _quotes(chapter, "en")[key], f"en/{page}: {placeholder}"
