@@ -109,10 +109,11 @@ def targets_md(res, op, t):
     index = _index(rows)
     copy = res["copy_gbps"]
     goal = res["targets_pct"]
+    fwd, both = t("fwd"), t("fwdbwd")
     out = [f"**{res['dtype']}** · M = {res['M']} · {t('copy')}: {t.number(copy, '.0f')} GB/s · {t('targets')}: "
-           f"fwd ≥ {t.number(goal['fwd'], '.0f')}%, fwd+bwd ≥ {t.number(goal['fwd_bwd'], '.0f')}%", "",
-           f"| {t('shape')} | {t('provider')} | fwd GB/s | fwd {t('pct_copy')} | fwd ≥ {t.number(goal['fwd'], '.0f')}% "
-           f"| fwd+bwd GB/s | fwd+bwd {t('pct_copy')} | fwd+bwd ≥ {t.number(goal['fwd_bwd'], '.0f')}% |",
+           f"{fwd} ≥ {t.number(goal['fwd'], '.0f')}%, {both} ≥ {t.number(goal['fwd_bwd'], '.0f')}%", "",
+           f"| {t('shape')} | {t('provider')} | {fwd} GB/s | {fwd} {t('pct_copy')} | {fwd} ≥ {t.number(goal['fwd'], '.0f')}% "
+           f"| {both} GB/s | {both} {t('pct_copy')} | {both} ≥ {t.number(goal['fwd_bwd'], '.0f')}% |",
            "|---|---|--:|--:|:-:|--:|--:|:-:|"]
     for n in res["target_n"]:
         for name in _installed(rows):
@@ -133,8 +134,8 @@ def small_md(res, op, t):
     rows = [r for r in res["small"] if r["op"] == op]
     first = rows[0]
     out = [f"**{_shape_text(first['M'], first['N'])} {first['dtype']}** · {t('per_call')}", "",
-           f"| {t('provider')} | fwd, {t('plain')} | fwd, {t('graph')} | fwd+bwd, {t('plain')} "
-           f"| fwd+bwd, {t('graph')} |",
+           f"| {t('provider')} | {t('fwd')}, {t('plain')} | {t('fwd')}, {t('graph')} | {t('fwdbwd')}, {t('plain')} "
+           f"| {t('fwdbwd')}, {t('graph')} |",
            "|---|--:|--:|--:|--:|"]
     for name in _installed(rows):
         r = next(r for r in rows if r["provider"] == name)
@@ -158,7 +159,7 @@ def _graph_pct(res, p):
 
 def profile_md(res, op, t):
     rows = [p for p in res["profile"] if p["op"] == op]
-    out = [f"**fwd+bwd** · {res['dtype']}", "",
+    out = [f"**{t('fwdbwd')}** · {res['dtype']}", "",
            f"| {t('shape')} | {t('provider')} | {t('host_us')} | {t('gpu_us')} | {t('wall_us')} | {t('launches')} "
            f"| {t('graph_us')} | {t('bound')} |",
            "|---|---|--:|--:|--:|--:|--:|---|"]

@@ -40,9 +40,9 @@ def test_write_renders_every_file(tmp_path):
     assert names == tables | quotes | {"examples.txt", "exercise.txt", "timing.svg"}
     # the same numbers in every language, in its words and its number format
     zh = (tmp_path / "timing.zh.md").read_text(encoding="utf-8")
-    assert "| 4096×4096 float16 | fwd | 50.00 | 60.00 | +20.0 % |" in zh and "内核" in zh
+    assert "| 4096×4096 float16 | 前向 | 50.00 | 60.00 | +20.0 % |" in zh and "内核" in zh
     vi = (tmp_path / "timing.vi.md").read_text(encoding="utf-8")
-    assert "| 4096×4096 float16 | fwd | 50,00 | 60,00 | +20,0 % |" in vi
+    assert "| 4096×4096 float16 | lượt xuôi | 50,00 | 60,00 | +20,0 % |" in vi
     q = json.loads((tmp_path / "quotes.json").read_text())
     assert all(isinstance(v, str) for v in q.values())
     assert q["fwd_diff_pct_128x257_fp32"] == "+20.0 %"
