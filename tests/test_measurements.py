@@ -193,3 +193,14 @@ def test_english_quotes_are_inserted_as_rendered():
     for page, placeholder, text in _inserted("en"):
         chapter, key = PLACEHOLDER.match(placeholder).groups()
         assert text == _quotes(chapter, "en")[key], f"en/{page}: {placeholder}"
+
+
+def test_readme_and_gpu_build_agree_on_what_the_gpu_machine_needs():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Regenerating the measurements (GPU)", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`([a-z][a-z0-9-]*)`", section))
+    pinned = {line.split("==")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
+              if "==" in line and not line.startswith("#")}
+    for name in gpu_build.GPU_REQUIREMENTS:
+        assert name in named, f"README's GPU section does not name {name}, which scripts/gpu_build.py needs"
+        assert name in pinned, f"{name} is needed by the GPU build but not pinned in requirements.txt"
