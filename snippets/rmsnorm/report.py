@@ -107,7 +107,7 @@ def timing_svg(tim, path, t=ENGLISH):
             bars = [ax.bar([i - width / 2 for i in xs], ref, width, label=t("reference"), color="#9e9e9e"),
                     ax.bar([i + width / 2 for i in xs], ker, width, label=t("kernel"), color="#3f51b5")]
             for group in bars:
-                ax.bar_label(group, fmt="%.0f", padding=2)
+                ax.bar_label(group, fmt=lambda v: t.number(v, ".0f"), padding=2)
             ax.set_xticks(list(xs), [f"{s['m']}×{s['n']}\n{s['dtype']}" for s in shapes])
             ax.set_ylim(0, max(ref + ker) * 1.18)
             ax.set_title(t(title))
