@@ -68,13 +68,13 @@ def check_requirements():
 sys.path.insert(0, str(SNIPPETS))
 
 
-def loaded_sources(chapter):
+def loaded_sources(name):
     """The snippet files a measurement ran: its packages' modules imported in this process.
 
     Each data set is measured in a process of its own (measure() below), so what one measured
     never counts as a source of another.
     """
-    packages = DATA_SETS[chapter]["sources"]
+    packages = DATA_SETS[name]["sources"]
     files = set()
     for module in list(sys.modules.values()):
         path = Path(getattr(module, "__file__", None) or "").resolve()
@@ -96,8 +96,8 @@ def sources_hash(files, snippets=SNIPPETS):
     return digest.hexdigest()
 
 
-def measurements_path(chapter):
-    return DATA / chapter / "measurements.json"
+def measurements_path(name):
+    return DATA / name / "measurements.json"
 
 
 def git_commit():
@@ -144,27 +144,27 @@ def run_snippet_tests():
         sys.exit("snippet tests failed on the GPU: nothing was measured")
 
 
-def measure(chapters, quick):
+def measure(names, quick):
     """Measure each data set in a fresh process, so its measured sources are exactly its own."""
-    for chapter in chapters:
-        command = [sys.executable, __file__, "measure-one", "--only", chapter] + (["--quick"] if quick else [])
+    for name in names:
+        command = [sys.executable, __file__, "measure-one", "--only", name] + (["--quick"] if quick else [])
         subprocess.run(command, cwd=ROOT, check=True)
 
 
-def measure_one(chapter, quick):
+def measure_one(name, quick):
     import torch
 
     if not torch.cuda.is_available():
         sys.exit("measure needs a CUDA GPU")
     provenance = device_provenance()
-    print(f"== measuring {chapter} on the {provenance['gpu']} (copy {provenance['copy_gb_per_s']} GB/s)", flush=True)
-    results = importlib.import_module(DATA_SETS[chapter]["measure"]).measure(quick=quick)
-    sources = loaded_sources(chapter)
+    print(f"== measuring {name} on the {provenance['gpu']} (copy {provenance['copy_gb_per_s']} GB/s)", flush=True)
+    results = importlib.import_module(DATA_SETS[name]["measure"]).measure(quick=quick)
+    sources = loaded_sources(name)
     document = {
         "provenance": {**provenance, "sources": sources, "sources_sha256": sources_hash(sources), "quick": quick},
         "results": results,
     }
-    path = measurements_path(chapter)
+    path = measurements_path(name)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     print(f"   wrote {path.relative_to(ROOT)}", flush=True)
@@ -186,15 +186,15 @@ def provenance_table(provenance, t):
     return "\n".join(rows) + "\n"
 
 
-def render(chapter, out_dir=None):
-    """Tables, plots and quotes for one chapter, from its committed measurements."""
+def render(name, out_dir=None):
+    """Tables, plots and quotes for one data set, from its committed measurements."""
     # imported here, not at the top: a measuring process must not count the renderer as a measured source
     from normkit.tables import write_localized
 
-    out_dir = out_dir or DATA / chapter
+    out_dir = out_dir or DATA / name
     out_dir.mkdir(parents=True, exist_ok=True)
-    measurements = json.loads(measurements_path(chapter).read_text(encoding="utf-8"))
-    importlib.import_module(DATA_SETS[chapter]["render"]).write(measurements, out_dir)
+    measurements = json.loads(measurements_path(name).read_text(encoding="utf-8"))
+    importlib.import_module(DATA_SETS[name]["render"]).write(measurements, out_dir)
     write_localized(out_dir, "provenance.md", lambda t: provenance_table(measurements["provenance"], t))
 
 
