@@ -204,3 +204,9 @@ def test_readme_and_gpu_build_agree_on_what_the_gpu_machine_needs():
     for name in gpu_build.GPU_REQUIREMENTS:
         assert name in named, f"README's GPU section does not name {name}, which scripts/gpu_build.py needs"
         assert name in pinned, f"{name} is needed by the GPU build but not pinned in requirements.txt"
+
+
+def test_data_is_rendered_in_every_language_the_site_builds():
+    from normkit.words import LANGUAGES as RENDERED
+
+    assert tuple(LANGUAGES) == RENDERED, "scripts/build_site.py and normkit/words.py name different languages"
