@@ -70,9 +70,10 @@ def _cell(text):
 def table(language):
     header = COLUMNS[language]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for entry in terms().values():
+    for key, entry in terms().items():
         own = entry[language]
-        cells = [f"**{own['term']}**"]
+        # the same anchor in every language, so a page can link to glossary.md#lane
+        cells = [f'<span id="{key.replace("_", "-")}"></span>**{own["term"]}**']
         if language != "en":
             cells.append(entry["en"]["term"])
         cells.append(own["definition"])
