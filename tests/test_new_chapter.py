@@ -22,6 +22,7 @@ import pytest
 from sitecheck import DOCS, LANGUAGES, ROOT, built_page
 
 import build_site  # scripts/, put on the path by sitecheck
+from normkit.words import label
 
 CHAPTER = "scalenorm"
 NAV_FILES = list(build_site.LANGUAGES.values())
@@ -145,6 +146,10 @@ MEASUREMENTS = {
 BEST = {"en": "12345.2", "zh": "12345.2", "vi": "12\u00a0345,2"}
 
 
+def name(text):
+    return text.replace("<chapter>", CHAPTER)
+
+
 def guide_blocks():
     """The code blocks of the English guide's "Add a chapter" section, by their title (or language)."""
     guide = (DOCS / "en" / "authoring.md").read_text(encoding="utf-8")
@@ -167,9 +172,6 @@ def copy_of_the_repository(destination):
         if source.is_file():
             (destination / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, destination / name)
-    # mkdocs-jupyter's cache of converted notebooks (a build artifact, keyed by content): only speed
-    if (ROOT / ".cache").is_dir():
-        shutil.copytree(ROOT / ".cache", destination / ".cache")
 
 
 def snapshot(root):
@@ -189,8 +191,6 @@ def test_a_new_chapter_in_a_package_three_pages_and_three_nav_lines(tmp_path):
     copy_of_the_repository(repo)
     before = snapshot(repo)
     blocks = guide_blocks()
-    name = lambda text: text.replace("<chapter>", CHAPTER)  # noqa: E731
-
     # 1. the package, with its test; its report writes what the guide shows
     report = textwrap.dedent(PACKAGE["report.py"])
     assert blocks["python"].split("\n\n\n", 1)[1] in report, "the guide's report.write() is not the one tested"
@@ -228,11 +228,14 @@ def test_a_new_chapter_in_a_package_three_pages_and_three_nav_lines(tmp_path):
         html = unescape(built_page(site, language, f"{CHAPTER}/index.md").read_text(encoding="utf-8"))
         assert "_scale_norm_kernel" in html, f"{language}: the kernel listing is missing"
         assert f"moves {BEST[language]} GB/s" in html, f"{language}: the quoted number is not in its format"
-        assert "Synthetic GPU" in html and "bandwidth.svg" in html, f"{language}: provenance or plot missing"
+        assert "<td>Synthetic GPU</td>" in html, f"{language}: the provenance table is missing"
+        assert f">{label('pct_copy', language)}</th>" in html, f"{language}: the table is not in its words"
+        assert f"../data/{CHAPTER}/bandwidth.svg" in html, f"{language}: the plot is missing"
         home = built_page(site, language, "index.md").read_text(encoding="utf-8")
         assert f'href="{CHAPTER}/"' in home, f"{language}: the chapter is not in the navigation"
 
     changed = {path for path, content in snapshot(repo).items() if before.get(path) != content}
+    # what the build steps wrote (rendered data, mkdocs-jupyter's cache, bytecode) is not written by hand
     hand_written = {p for p in changed if not p.startswith((f"docs/data/{CHAPTER}/", ".cache/"))
                     and "__pycache__" not in p}
     expected = {f"snippets/{CHAPTER}/{file}" for file in [*PACKAGE, "dataset.toml"]}
