@@ -1,5 +1,7 @@
-"""normkit is a leaf: the chapters and the benchmarks import it, it imports none of them."""
+"""normkit is a leaf: the chapters and the benchmarks import it, it imports none of them; and the arrows
+between snippet packages run one way (the pages' data <- faster <- the chapters <- normkit)."""
 
+import ast
 import json
 import subprocess
 import sys
@@ -22,3 +24,26 @@ def test_normkit_imports_no_other_snippet_package():
     assert run.returncode == 0, run.stderr
     imported = json.loads(run.stdout.strip().splitlines()[-1])
     assert imported == [], f"importing {modules} imported {imported}: normkit must not depend on a chapter"
+
+
+def _imported_packages(package, packages):
+    """The other snippet packages that any module of package imports (read from the source, not run)."""
+    found = set()
+    for path in (SNIPPETS / package).glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else [])
+            found |= {n.split(".")[0] for n in names} & packages
+    return found - {package}
+
+
+def test_the_arrows_between_packages_run_one_way():
+    packages = {p.parent.name for p in SNIPPETS.glob("*/__init__.py")}
+    graph = {package: _imported_packages(package, packages) for package in packages}
+    assert graph["normkit"] == set(), f"normkit imports {graph['normkit']}"
+    # peel off packages that import nothing left; what remains is a cycle
+    remaining = dict(graph)
+    while remaining:
+        leaves = {p for p, deps in remaining.items() if not deps & remaining.keys()}
+        assert leaves, f"packages that import each other: { {p: sorted(d) for p, d in remaining.items()} }"
+        remaining = {p: d for p, d in remaining.items() if p not in leaves}
