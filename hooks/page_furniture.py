@@ -6,6 +6,8 @@
   the HTML, so the title has to be added to the Markdown before it is converted.
 - Headings with math: KaTeX typesets them in the page, but the table of contents, the page title and
   the search index have no typesetter and would show "\\(r^3\\)". They get plain text ("r³") here.
+- Figures: each caption starts with its number in the page's language ("Figure 2.", extra.labels),
+  written into the HTML so that it is read aloud, found by search and copied with the caption.
 - Reading time: `{{ page.reading_minutes }}` becomes the page's reading time in minutes, counted
   from its prose (words, or characters for Chinese), so it follows the text when the text changes.
 """
@@ -26,6 +28,7 @@ LISTING = re.compile(
     re.MULTILINE,
 )
 FILENAME = re.compile(r'<span class="filename">([^<]+)</span>')
+CAPTION = re.compile(r"<figcaption>\s*<p>")
 
 
 def repository(config):
@@ -127,8 +130,14 @@ def on_page_markdown(markdown, page, config, **kwargs):
     return title_listings(markdown, page, config)
 
 
-def on_page_content(html, page, **kwargs):
+def number_captions(html, label):
+    count = iter(range(1, 10_000))
+    return CAPTION.sub(lambda m: f'{m[0]}<span class="caption-number">{label.format(next(count))}</span> ', html)
+
+
+def on_page_content(html, page, config, **kwargs):
     plain_toc(page.toc)
+    html = number_captions(html, config["extra"]["labels"]["figure"])
     return link_listing_titles(html, page)
 
 

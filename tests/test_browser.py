@@ -11,17 +11,18 @@ in CI (CI=true), where a missing browser is a failure.
 
 import functools
 import http.server
+import json
 import os
 import re
 import shutil
 import textwrap
 import threading
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import urljoin, urlparse
 
 import pytest
 
-from sitecheck import LANGUAGES, SNIPPETS, built_page, markdown_pages, output_dir, pages, snippet_includes
+from sitecheck import DOCS, LANGUAGES, ROOT, SNIPPETS, built_page, markdown_pages, output_dir, pages, snippet_includes
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 if not Path(CHROMIUM).is_file():
@@ -203,5 +204,150 @@ def test_light_and_dark_themes_render(browser, base_url, site_dir, tmp_path, lan
         assert tab.locator("body").get_attribute("data-md-color-scheme") == scheme
         shot = tab.screenshot(path=str(tmp_path / f"{language}-{scheme}.png"), full_page=False)
         assert len(shot) > 10_000, "the screenshot is nearly empty"
+    finally:
+        visit.close()
+
+
+# --- The reader's path: what a reader meets on the chapters and notebooks, at a desktop's and a phone's width.
+
+WIDTHS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+NOTEBOOKS = [page for page in pages("en") if page.endswith(".ipynb")]
+CHAPTER_PAGES = [page for page in pages("en") if page.endswith(".md") and "/" in page]
+FIGURE_NUMBER = {"en": "Figure {}.", "zh": "图 {}", "vi": "Hình {}."}
+SMALLEST_LEGIBLE_PX = 9
+
+
+def visit_at(browser, base_url, width, **options):
+    return Visit(browser, base_url, viewport=WIDTHS[width], is_mobile=width == "phone", **options)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("language,notebook", [(lang, nb) for lang in LANGUAGES for nb in NOTEBOOKS])
+def test_notebook_page_offers_its_notebook_colab_and_chapter(browser, base_url, site_dir, language, notebook, width):
+    visit = visit_at(browser, base_url, width, accept_downloads=True)
+    try:
+        tab = visit.open(page_path(site_dir, language, notebook))
+        button = tab.locator(".nk-notebook-links a[download]")
+        assert button.is_visible(), f"{language}/{notebook}: no download button"
+        box = button.bounding_box()
+        assert box["x"] + box["width"] <= WIDTHS[width]["width"], f"{language}/{notebook}: download button off-screen"
+        with tab.expect_download() as download:
+            button.click()
+        saved = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
+        source = json.loads((DOCS / language / notebook).read_text(encoding="utf-8"))
+        assert saved["nbformat"] == 4 and saved["cells"] == source["cells"], (
+            f"{language}/{notebook}: the download is not this language's notebook"
+        )
+        colab = tab.locator(".nk-notebook-links a", has_text="Colab").get_attribute("href")
+        assert re.fullmatch(rf"https://colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/\w+/docs/{language}/"
+                            rf"{re.escape(notebook)}", colab), f"{language}/{notebook}: Colab link {colab}"
+        chapter = tab.locator(".nk-notebook-links p a").first
+        chapter.click()
+        tab.wait_for_load_state("domcontentloaded")
+        expected = base_url + page_path(site_dir, language, f"{notebook.split('/')[-1].split('-')[0].split('.')[0]}/index.md")
+        assert tab.url.split("#")[0] == expected, f"{language}/{notebook}: the chapter link led to {tab.url}"
+    finally:
+        visit.close()
+
+
+# Reads the open page: tables, figures, listings and their copy buttons, in one pass.
+READ_PAGE = """() => {
+  const article = document.querySelector("article");
+  const right = article.getBoundingClientRect().right;
+  const visible = e => e.getClientRects().length > 0 && getComputedStyle(e).visibility !== "hidden";
+  const tables = [...article.querySelectorAll("table")].filter(visible).map(t => {
+    const last = t.rows[0].lastElementChild;
+    return {header: last.textContent.trim(), right: last.getBoundingClientRect().right, box: right};
+  });
+  const figures = [...article.querySelectorAll("figure")].map(f => {
+    const img = f.querySelector("img"), number = f.querySelector("figcaption .caption-number");
+    return {src: img.getAttribute("src"), width: img.getBoundingClientRect().width,
+            zoomable: !!img.closest("a.glightbox"), number: number && visible(number) ? number.textContent : null};
+  });
+  const overlaps = [];
+  for (const block of [...article.querySelectorAll("div.highlight")].filter(visible)) {
+    const button = block.querySelector(".md-code__nav");
+    if (!button) continue;
+    const b = button.getBoundingClientRect();
+    const walker = document.createTreeWalker(block.querySelector("code"), NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.textContent.trim()) continue;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      for (const r of range.getClientRects()) {
+        if (r.right > b.left && r.left < b.right && r.bottom > b.top && r.top < b.bottom) {
+          overlaps.push(node.textContent.trim().slice(0, 40));
+        }
+      }
+    }
+  }
+  const code = [...article.querySelectorAll("pre > code")].filter(visible).filter(c => c.scrollWidth > c.clientWidth + 1)
+    .map(c => c.closest(".highlight").querySelector(".filename")?.textContent || c.textContent.slice(0, 40));
+  const contents = document.querySelector(".nk-page-contents");
+  const images = article.querySelectorAll("img").length;
+  return {tables, figures, images, overlaps, code, contents: contents && visible(contents) ? contents.querySelectorAll("a").length : 0,
+          sidebarToc: visible(document.querySelector(".md-sidebar--secondary")),
+          h2: article.querySelectorAll("h2").length};
+}"""
+
+
+def smallest_font(svg_text):
+    """(smallest font size, viewBox width) of an SVG, in its own units; None if it has no text."""
+    sizes = [float(s) for s in re.findall(r"font-size[=:]\s*\"?([0-9.]+)", svg_text)]
+    view_box = re.search(r'viewBox="[-0-9.]+ [-0-9.]+ ([0-9.]+)', svg_text)
+    return (min(sizes) if sizes else None), float(view_box[1])
+
+
+def figure_file(site_dir, tab_url, base_url, src):
+    return (site_dir / urlparse(urljoin(tab_url, src)).path.removeprefix(urlparse(base_url).path)).resolve()
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("language,page", [(lang, page) for lang in LANGUAGES for page in CHAPTER_PAGES])
+def test_a_chapter_reads_well_on_screen(browser, base_url, site_dir, language, page, width):
+    """Verdict columns on screen, figures numbered, with labels of at least 9 px and opening full-screen
+    on a tap, copy buttons over no code, the table of contents reachable, listings within their box."""
+    visit = visit_at(browser, base_url, width)
+    try:
+        tab = visit.open(page_path(site_dir, language, page))
+        seen = tab.evaluate(READ_PAGE)
+        for table in seen["tables"]:
+            assert table["right"] <= table["box"] + 1, (
+                f"{language}/{page} at {width}: the column '{table['header']}' is off-screen"
+            )
+        assert seen["images"] == len(seen["figures"]), f"{language}/{page}: an image outside a captioned figure"
+        for number, figure in enumerate(seen["figures"], 1):
+            assert figure["number"] == FIGURE_NUMBER[language].format(number), (
+                f"{language}/{page}: figure {number} ({figure['src']}) is numbered {figure['number']}"
+            )
+            font, view_width = smallest_font(figure_file(site_dir, tab.url, base_url, figure["src"]).read_text(
+                encoding="utf-8"))
+            assert font, f"{language}/{page}: {figure['src']} draws its labels as paths; their size cannot be checked"
+            on_screen = font * figure["width"] / view_width
+            assert on_screen >= SMALLEST_LEGIBLE_PX, (
+                f"{language}/{page} at {width}: the smallest labels of {figure['src']} are {on_screen:.1f} px"
+            )
+            assert figure["zoomable"], f"{language}/{page}: {figure['src']} does not open full-screen on a tap"
+        assert not seen["overlaps"], f"{language}/{page} at {width}: a copy button covers {seen['overlaps']}"
+        if page.endswith("index.md"):
+            reachable = seen["sidebarToc"] if width == "desktop" else seen["contents"] == seen["h2"]
+            assert reachable, f"{language}/{page} at {width}: no table of contents on screen"
+        if width == "desktop":
+            assert not seen["code"], f"{language}/{page}: listings wider than their box at 1280 px: {seen['code']}"
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_tapping_a_figure_opens_it_full_screen(browser, base_url, site_dir, language):
+    visit = Visit(browser, base_url, viewport=WIDTHS["phone"], is_mobile=True, has_touch=True)
+    try:
+        tab = visit.open(page_path(site_dir, language, "layernorm/index.md"))
+        figure = tab.locator("a.glightbox:has(img[src$='layernorm-lock-timeline.svg'])")
+        figure.scroll_into_view_if_needed()
+        figure.tap()
+        image = tab.locator(".gslide.current .gslide-image img")
+        image.wait_for(state="visible", timeout=5000)
+        assert image.get_attribute("src").endswith("layernorm-lock-timeline.svg")
     finally:
         visit.close()
