@@ -9,17 +9,15 @@ import re
 import sys
 import textwrap
 from html import unescape
-from pathlib import Path
 
 import pytest
-import yaml
 
-from sitecheck import LANGUAGES, ROOT, SNIPPETS, built_page, markdown_pages, pages
+from sitecheck import LANGUAGES, ROOT, built_page, markdown_pages, pages
 
 sys.path.insert(0, str(ROOT / "hooks"))
 from page_furniture import LISTING, source_of  # noqa: E402
 
-REPO_URL = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8").split("\ntheme:", 1)[0])["repo_url"]
+REPO_URL = re.search(r"^repo_url: (\S+)", (ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.MULTILINE)[1]
 TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$")
 TITLE = re.compile(r"<title>(.*?)</title>", re.DOTALL)
 TOC = re.compile(r'<nav class="md-nav md-nav--secondary".*?</nav>\s*</div>', re.DOTALL)
