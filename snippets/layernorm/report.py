@@ -8,11 +8,15 @@ words from normkit/catalogue.toml, numbers in the language's format) and bandwid
 date and a fixed hash salt.
 """
 
+import inspect
 import json
+import math
 from pathlib import Path
 
 import matplotlib
 
+from layernorm.ops import REDUCE_BLOCK_M, REDUCE_BLOCK_N, group_size_for
+from normkit.bench import median_call_ms
 from normkit.tables import write_localized
 from normkit.words import ENGLISH
 
@@ -81,7 +85,47 @@ def quotes(results, provenance, t=ENGLISH):
         q[f"{short}_triton_best_gbps"] = _gbps(rows[(mode, "triton", best)]["gb_per_s"], t)
         q[f"{short}_triton_best_n"] = str(best)
         q[f"{short}_triton_best_pct_copy"] = _percent(100 * rows[(mode, "triton", best)]["gb_per_s"] / copy, t)
-    return q
+    return q | code_quotes(results, t)
+
+
+# Row lengths at which the page shows what GROUP_SIZE costs: one per branch of group_size_for.
+GROUP_SIZE_EXAMPLES = (1024, 4096, 8192, 16384)
+MIB = 1024 * 1024
+
+
+def _mib(n_bytes, t):
+    return t.number(n_bytes / MIB, "g") + " MiB"
+
+
+def group_size_markdown(results, t):
+    """What group_size_for costs at the benchmark's M and dtype: computed from the code, not typed."""
+    m, element = results["M"], ELEMENT_BYTES[results["dtype"]]
+    rows = [f"| $N$ | `GROUP_SIZE` | {t('updates_per_lock')} | {t('partial_buffers')} | {t('input_x')} |",
+            "|--:|--:|--:|--:|--:|"]
+    for n in GROUP_SIZE_EXAMPLES:
+        groups = group_size_for(n)
+        rows.append(f"| {n} | {groups} | {math.ceil(m / groups)} | {_mib(2 * groups * n * 4, t)} "
+                    f"| {_mib(m * n * element, t)} |")
+    return "\n".join(rows) + "\n"
+
+
+ELEMENT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
+
+
+def code_quotes(results, t):
+    """Numbers the page takes from the code: the reduction's tile, the timing protocol, bytes moved."""
+    protocol = {name: p.default for name, p in inspect.signature(median_call_ms).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+    fwd_bytes = {n: 2 * results["M"] * n * ELEMENT_BYTES[results["dtype"]] for n in (1024, 8192)}
+    return {
+        "reduce_block_m": str(REDUCE_BLOCK_M),
+        "reduce_block_n": str(REDUCE_BLOCK_N),
+        "timing_warmup_calls": str(protocol["warmup_calls"]),
+        "timing_samples": str(protocol["samples"]),
+        "timing_calls_per_sample": str(protocol["calls_per_sample"]),
+        "fwd_bytes_n1024": _mib(fwd_bytes[1024], t),
+        "fwd_bytes_ratio_n8192_n1024": t.times(fwd_bytes[8192] / fwd_bytes[1024], "g"),
+    }
 
 
 def bandwidth_plot(results, provenance, path):
@@ -117,6 +161,7 @@ def write(measurements, out_dir):
     provenance, results = measurements["provenance"], measurements["results"]
     copy = float(provenance["copy_gb_per_s"])
     write_localized(out_dir, "benchmark.md", lambda t: benchmark_markdown(results, copy, t))
+    write_localized(out_dir, "group-size.md", lambda t: group_size_markdown(results, t))
     bandwidth_plot(results, provenance, out_dir / "bandwidth.svg")
     write_localized(out_dir, "quotes.json", lambda t: json.dumps(
         quotes(results, provenance, t), indent=2, ensure_ascii=False, sort_keys=True) + "\n")
