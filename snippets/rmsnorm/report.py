@@ -7,14 +7,16 @@ examples.txt, exercise.txt, timing.svg.
 """
 
 import json
+import math
 import pathlib
 
 from normkit.bench import gb_per_s
 from normkit.tables import write_localized
 from normkit.words import ENGLISH
-from rmsnorm.examples import format_examples
+from rmsnorm.examples import EPS, format_examples
+from rmsnorm.ops import MAX_N, SCRATCH_LIMIT_BYTES
 from rmsnorm.exercise import format_exercise
-from rmsnorm.timing import diff_pct
+from rmsnorm.timing import PROTOCOL, diff_pct
 
 SCOPES = (("fwd", "fwd"), ("fwdbwd", "fwd_bwd"))  # measurement key, catalogue key of its label
 
@@ -118,6 +120,38 @@ def timing_svg(tim, path, t=ENGLISH):
         plt.close(fig)
 
 
+def _bytes(n_bytes, t):
+    """A byte count as the page writes it: grouped digits, and KiB or MiB beside it."""
+    digits = t.number(n_bytes, "," if t.language == "en" else "d")
+    unit = ("MiB", 2**20) if n_bytes >= 2**20 else ("KiB", 2**10)
+    return f"{digits} B ({t.number(n_bytes / unit[1], 'g')} {unit[0]})"
+
+
+def code_quotes(results, t):
+    """Numbers the page takes from the code and the arithmetic of its examples, never typed by hand:
+    the contract's limits, the timing protocol, the scratch sizes, the exercise's exact values."""
+    ex = results["examples"]
+    wrong = results["exercise"]["forward"][0]  # the row of ones that the exercise reasons about
+    mean_block = wrong["n"] / wrong["block"]
+    return {
+        "max_n": str(MAX_N),
+        "scratch_limit": t.number(SCRATCH_LIMIT_BYTES / 2**20, "g") + " MiB",
+        "timing_warmup_calls": str(PROTOCOL["warmup_calls"]),
+        "timing_samples": str(PROTOCOL["samples"]),
+        "timing_calls_per_sample": str(PROTOCOL["calls_per_sample"]),
+        "scratch_128x257": _bytes(ex["scratch_128x257"]["bytes"], t),
+        "scratch_4096x4096": _bytes(ex["scratch_4096x4096"]["bytes"], t),
+        "worked_root": t.number(math.sqrt(ex["two_values"]["mean_sq"] + EPS), ".6f"),
+        "ex_n": str(wrong["n"]),
+        "ex_block": str(wrong["block"]),
+        "ex_mean_block": t.number(mean_block, ".9f"),
+        "ex_root_n": t.number(math.sqrt(1 + EPS), ".7f"),
+        "ex_root_block": t.number(math.sqrt(mean_block + EPS), ".6f"),
+        "ex_y_n": t.number(1 / math.sqrt(1 + EPS), ".7f"),
+        "ex_y_block": t.number(1 / math.sqrt(mean_block + EPS), ".6f"),
+    }
+
+
 def quotes(measurements, t=ENGLISH):
     """Flat dict of ready-to-print strings in t's language; keys are what pages write as {{ rmsnorm.KEY }}."""
     prov, res = measurements["provenance"], measurements["results"]
@@ -156,7 +190,7 @@ def quotes(measurements, t=ENGLISH):
     for split in ("val", "test"):
         for branch in ("reference", "kernel"):
             q[f"train_{split}_mse_{branch}"] = t.number(tr[f"{split}_mse"][branch], ".5f")
-    return q
+    return q | code_quotes(res, t)
 
 
 def write(measurements, out_dir):
