@@ -91,6 +91,7 @@ def quotes(results, provenance, t=ENGLISH):
 # Row lengths at which the page shows what GROUP_SIZE costs: one per branch of group_size_for.
 GROUP_SIZE_EXAMPLES = (1024, 4096, 8192, 16384)
 MIB = 1024 * 1024
+ELEMENT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
 
 
 def _mib(n_bytes, t):
@@ -100,7 +101,7 @@ def _mib(n_bytes, t):
 def group_size_markdown(results, t):
     """What group_size_for costs at the benchmark's M and dtype: computed from the code, not typed."""
     m, element = results["M"], ELEMENT_BYTES[results["dtype"]]
-    rows = [f"| $N$ | `GROUP_SIZE` | {t('updates_per_lock')} | {t('partial_buffers')} | {t('input_x')} |",
+    rows = [f"| N | GROUP_SIZE | {t('updates_per_lock')} | {t('partial_buffers')} | {t('input_x')} |",
             "|--:|--:|--:|--:|--:|"]
     for n in GROUP_SIZE_EXAMPLES:
         groups = group_size_for(n)
@@ -108,8 +109,6 @@ def group_size_markdown(results, t):
                     f"| {_mib(m * n * element, t)} |")
     return "\n".join(rows) + "\n"
 
-
-ELEMENT_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
 
 
 def code_quotes(results, t):
