@@ -16,7 +16,9 @@ Each notebook page offers its .ipynb for download, an "Open in Colab" link and l
 and sources (overrides/partials/notebook-links.html renders them from page.notebook). The download
 link is relative: mkdocs-jupyter's page.nb_url is absolute under site_url's path, which misses when
 the site is served anywhere else (a preview, a mirror). A notebook belongs to the chapter its name
-starts with ("rmsnorm-exercise" to "rmsnorm").
+starts with ("rmsnorm-exercise" to "rmsnorm"). The notebook is written as a jupytext document,
+notebooks/<lang>/<name>.md (scripts/notebooks.py executes it into the .ipynb): the source link and
+"edit this page" lead there.
 """
 
 import json
@@ -52,13 +54,15 @@ def notebook_links(page, config, nav):
     repo_url = config["repo_url"].rstrip("/")
     branch = config["edit_uri"].strip("/").split("/")[1]
     owner_repo = repo_url.split("://", 1)[1].split("/", 1)[1]
-    source_path = f"docs/{config['theme']['language']}/{page.file.src_uri}"
+    language = config["theme"]["language"]
+    notebook_path = f"docs/{language}/{page.file.src_uri}"
     name = posixpath.basename(page.file.src_uri)
+    source_path = f"notebooks/{language}/{name.removesuffix('.ipynb')}.md"
     chapter = name.split("-")[0].removesuffix(".ipynb")
     chapter_page = next(p for p in nav.pages if p.file.src_uri == f"{chapter}/index.md")
     return {
         "download": page.url + name,
-        "colab": f"https://colab.research.google.com/github/{owner_repo}/blob/{branch}/{source_path}",
+        "colab": f"https://colab.research.google.com/github/{owner_repo}/blob/{branch}/{notebook_path}",
         "source": f"{repo_url}/blob/{branch}/{source_path}",
         "source_path": source_path,
         "code": f"{repo_url}/tree/{branch}/snippets/{chapter}",
@@ -72,6 +76,7 @@ def on_page_context(context, page, config, nav, **kwargs):
     if page.file.src_uri.endswith(".ipynb"):
         page.meta["description"] = lead_paragraph(page.file.abs_src_path)
         page.notebook = notebook_links(page, config, nav)
+        page.edit_url = page.notebook["source"].replace("/blob/", "/edit/", 1)
     return context
 
 
