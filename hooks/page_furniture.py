@@ -8,11 +8,16 @@
   the search index have no typesetter and would show "\\(r^3\\)". They get plain text ("r³") here.
 - Figures: each caption starts with its number in the page's language ("Figure 2.", extra.labels),
   written into the HTML so that it is read aloud, found by search and copied with the caption.
+- Last update dates on a shallow clone: mkdocs-git-revision-date-localized-plugin falls back to the
+  build date (fallback_to_build_date) but still logs a warning on a shallow GitHub Actions clone,
+  which `mkdocs build --strict` turns into a failure. The plugin has no option for it, so that one
+  warning is logged as information here: a shallow clone must never break the build.
 - Reading time: `{{ page.reading_minutes }}` becomes the page's reading time in minutes, counted
   from its prose (words, or characters for Chinese), so it follows the text when the text changes.
 """
 
 import json
+import logging
 import math
 import re
 from pathlib import Path
@@ -122,6 +127,20 @@ def reading_minutes(markdown, language):
 
 
 READING_TIME = re.compile(r"\{\{\s*page\.reading_minutes\s*\}\}")
+
+
+class ShallowCloneIsInformation(logging.Filter):
+    def filter(self, record):
+        if record.levelno == logging.WARNING and "shallow" in record.getMessage():
+            record.levelno, record.levelname = logging.INFO, "INFO"
+        return True
+
+
+def on_startup(**kwargs):
+    # the plugin's logger for CI checks (mkdocs.plugins.<module>, from get_plugin_logger)
+    logger = logging.getLogger("mkdocs.plugins.mkdocs_git_revision_date_localized_plugin.ci")
+    if not any(isinstance(f, ShallowCloneIsInformation) for f in logger.filters):
+        logger.addFilter(ShallowCloneIsInformation())
 
 
 def on_page_markdown(markdown, page, config, **kwargs):
