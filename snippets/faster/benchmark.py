@@ -1,6 +1,7 @@
 """Side-by-side speed of every LayerNorm / RMSNorm provider, measured in one run on any CUDA GPU.
 
     python -m faster                      # the target shapes, both ops, bf16
+    python -m faster.tune --out DIR       # the tuning run: every N, every launch configuration
     python -m faster --sweep --small --json out.json
     python -m faster --all out/           # everything the "Going faster" pages show, rendered
 
@@ -27,7 +28,6 @@ from normkit.bench import copy_bandwidth_gb_per_s, gb_per_s, median_call_ms
 OPS = ("layernorm", "rmsnorm")
 PROVIDERS = ("teaching", "fast", "torch", "compile", "liger")
 TARGET_SHAPES = ((32768, 4096), (32768, 8192))
-SWEEP_N = (1024, 2048, 4096, 8192, 16384)
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 LN_EPS, RMS_EPS = 1e-5, 1e-6
 
@@ -205,67 +205,6 @@ def dw_error(M=32768, N=4096, dtype=torch.bfloat16, providers=("teaching", "fast
     return result
 
 
-def tune(op, M, N, dtype=torch.bfloat16, fwd_configs=(), bwd_configs=(), budget_s=None):
-    """Time the fast kernels' launch configurations directly (no autograd), for notes/fast-kernels.md."""
-    if op == "layernorm":
-        from layernorm import fast
-    else:
-        from rmsnorm import fast
-    elt = torch.empty((), dtype=dtype).element_size()
-    x, w, b, dy, _ = _inputs(op, M, N, dtype, grad=False)
-    args = (x, w, b, LN_EPS) if op == "layernorm" else (x, w, RMS_EPS)
-    saved = fast.forward_rows(*args)
-    t0 = time.time()
-    out = {"op": op, "M": M, "N": N, "dtype": str(dtype).replace("torch.", ""),
-           "default_fwd": list(fast.forward_config(N, elt)), "default_bwd": list(fast.backward_config(N, elt)),
-           "fwd": [], "bwd": []}
-    for cfg in [None, *fwd_configs]:
-        if budget_s and time.time() - t0 > budget_s:
-            break
-        try:
-            ms = median_call_ms(lambda: fast.forward_rows(*args, config=cfg), **_timing_kwargs(True))
-            out["fwd"].append({"config": cfg, "ms": ms, "gbps": gb_per_s(2 * M * N * elt, ms)})
-        except Exception as e:
-            out["fwd"].append({"config": cfg, "error": str(e)[:120]})
-    if op == "layernorm":
-        _, mean, rstd = saved
-        bwd = lambda cfg: fast.backward_rows(dy, x, w, mean, rstd, config=cfg)  # noqa: E731
-    else:
-        _, rstd = saved
-        bwd = lambda cfg: fast.backward_rows(dy, x, w, rstd, config=cfg)  # noqa: E731
-    for cfg in [None, *bwd_configs]:
-        if budget_s and time.time() - t0 > budget_s:
-            break
-        try:
-            ms = median_call_ms(lambda: bwd(cfg), **_timing_kwargs(True))
-            out["bwd"].append({"config": cfg, "ms": ms, "gbps": gb_per_s(3 * M * N * elt, ms)})
-        except Exception as e:
-            out["bwd"].append({"config": cfg, "error": str(e)[:120]})
-    del x, w, b, dy, saved
-    torch.cuda.empty_cache()
-    return out
-
-
-def tune_configs(N):
-    """The launch configurations tried on the H200 for one N: forward (ROWS, num_warps, hints),
-    backward (ROWS, num_warps, programs_per_sm, PREFETCH, hints). programs_per_sm changes
-    only the grid, so it costs no compilation; hints=0 drops the L2 eviction hints."""
-    if N == 1024:
-        return ([(2, 2, 0), (2, 4, 0), (4, 4, 0), (8, 8, 0)],
-                [(2, 4, 4, 1), (2, 4, 8, 1), (4, 8, 4, 1), (4, 4, 4, 1), (8, 8, 2, 1), (2, 4, 4, 1, 0)])
-    if N == 2048:
-        return ([(1, 4, 0), (1, 2, 0), (2, 4, 0)],
-                [(1, 4, 4, 1), (1, 4, 6, 1), (2, 8, 2, 1), (1, 8, 4, 1), (1, 4, 4, 1, 0)])
-    if N == 4096:
-        return ([(1, 8, 0), (2, 8, 0), (1, 4, 0), (2, 8, 1), (1, 8, 1), (1, 16, 0), (4, 16, 0)],
-                [(2, 16, 1, 1, 0), (2, 16, 1, 1, 1), (2, 32, 1, 1, 1), (4, 32, 1, 1, 1), (2, 8, 1, 1, 1),
-                 (1, 8, 2, 1, 0), (2, 16, 2, 1, 1)])
-    if N == 8192:
-        return ([(1, 4, 0), (1, 4, 1), (1, 8, 0), (1, 16, 0), (2, 16, 0), (2, 16, 1), (1, 32, 0)],
-                [(1, 16, 1, 1, 0), (1, 16, 1, 1, 1), (1, 32, 1, 1, 1), (2, 32, 1, 1, 1), (1, 16, 2, 1, 1)])
-    return ([(1, 16, 0), (1, 8, 0), (1, 16, 1)], [(1, 16, 1, 0), (1, 32, 1, 0), (1, 16, 1, 0, 0)])
-
-
 def profile(op, M, N, dtype=torch.bfloat16, provider="fast", calls=10, timing=None):
     """Where a forward+backward call's time goes: host time per call (no synchronization),
     wall time per call, the GPU kernels with their device time per call, and the time of
@@ -313,52 +252,112 @@ def profile(op, M, N, dtype=torch.bfloat16, provider="fast", calls=10, timing=No
     return out
 
 
-def tune_sweep(ops=OPS, Ns=(4096, 8192, 1024, 2048, 16384), M=32768, dtype=torch.bfloat16, budget_s=140):
-    t0 = time.time()
-    out = []
-    for N in Ns:
-        for op in ops:
-            left = budget_s - (time.time() - t0)
-            if left <= 0:
-                return out
-            fwd, bwd = tune_configs(N)
-            r = tune(op, M, N, dtype, fwd, bwd, budget_s=left)
-            out.append(r)
-            best = lambda k: min((e for e in r[k] if "ms" in e), key=lambda e: e["ms"], default=None)  # noqa: E731
-            print(op, N, "default", r["default_fwd"], r["default_bwd"],
-                  "| fwd best", best("fwd"), "| bwd best", best("bwd"), flush=True)
-    return out
-
-
 # The "faster" data set of the GPU build (scripts/gpu_build.py): everything the "Going faster"
 # pages show, measured in one process. Timing: the targets and the small case use
 # median_call_ms's normal protocol (20 warm-up, 50 samples x 20 calls); the N sweep, plot data
 # only, a shorter one. Budget on an H200: about 3 minutes, half of it compilation.
 TARGETS_PCT = {"fwd": 92.0, "fwd_bwd": 85.0}  # the issue's targets, % of the copy bandwidth
-SWEEP_TIMING = dict(warmup_calls=10, samples=20, calls_per_sample=10)
+# issue 13's targets over the sweep, GPU-bound: forward, and forward+backward up to / past N = 8192
+SWEEP_TARGETS_PCT = {"fwd": 90.0, "fwd_bwd": 85.0, "fwd_bwd_wide": 75.0, "wide_above": 8192}
+SWEEP_TOTAL = 2**27  # elements per tensor at every N of the sweep: M = SWEEP_TOTAL / N rows
+# the build's sweep: every 1024 and the widths half-way between the powers of two (the tuning run,
+# python -m faster.tune, covers every multiple of 256)
+BUILD_SWEEP_N = (1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 7168, 8192, 10240, 12288, 14336, 16384)
+OTHER_DTYPE_POINTS = ((4096, "fp16"), (4096, "fp32"), (12288, "fp16"))  # fp32 at half the rows
+COMPILE_SWEEP_N = (2048, 12288)  # torch.compile compiles each shape: a few N only (4096: the targets' rows)
+GRAPH_TIMING = dict(warmup_calls=3, samples=10, calls_per_sample=3)
+SWEEP_TIMING = dict(warmup_calls=5, samples=10, calls_per_sample=10)
 QUICK_TIMING = dict(warmup_calls=3, samples=5, calls_per_sample=3)
 
 
 def fast_launch(op, M, N, dtype=torch.bfloat16):
     """The launch configuration the fast kernels pick for one shape, and the backward's grid."""
+    fast = _fast_module(op)
+    elt = torch.empty((), dtype=dtype).element_size()
+    fwd = fast.forward_config(N, elt)
+    bwd = fast.backward_config(N, elt)
+    sms = fast.sm_count(torch.cuda.current_device())
+    programs, rows_per_program = fast.backward_grid(M, bwd[2], sms * bwd[4])  # as backward_rows computes it
+    return {"op": op, "M": M, "N": N, "fwd_design": fwd[0], "fwd_block": fwd[1], "fwd_rows": fwd[2],
+            "fwd_warps": fwd[3], "fwd_programs": -(-M // fwd[2]), "bwd_design": bwd[0], "bwd_block": bwd[1],
+            "bwd_rows": bwd[2], "bwd_warps": bwd[3], "programs_per_sm": bwd[4],
+            "prefetch": bool(bwd[5]) if bwd[0] == "row" else False, "sm_count": sms,
+            "bwd_programs": programs, "rows_per_program": rows_per_program}
+
+
+def _fast_module(op):
     if op == "layernorm":
         from layernorm import fast
     else:
         from rmsnorm import fast
-    import triton
+    return fast
 
+
+def sweep_row(op, name, M, N, dtype, copy_gbps, timing):
+    """One provider at one shape, forward and forward+backward, two ways: as plain calls (host
+    included: median_call_ms) and GPU-bound (one call captured in a CUDA graph and replayed)."""
     elt = torch.empty((), dtype=dtype).element_size()
-    block_n, fwd_rows, fwd_warps = fast.forward_config(N, elt)
-    _, rows, warps, per_sm, prefetch = fast.backward_config(N, elt)
-    sms = fast.sm_count(torch.cuda.current_device())
-    # the grid backward_rows launches, computed the same way
-    programs = max(1, min(sms * per_sm, triton.cdiv(M, rows)))
-    rows_per_program = triton.cdiv(triton.cdiv(M, programs), rows) * rows
-    programs = triton.cdiv(M, rows_per_program)
-    return {"op": op, "M": M, "N": N, "block_n": block_n, "fwd_rows": fwd_rows, "fwd_warps": fwd_warps,
-            "fwd_programs": triton.cdiv(M, fwd_rows), "bwd_rows": rows, "bwd_warps": warps,
-            "programs_per_sm": per_sm, "prefetch": bool(prefetch), "sm_count": sms,
-            "bwd_programs": programs, "rows_per_program": rows_per_program}
+    row = {"op": op, "provider": name, "M": M, "N": N, "dtype": str(dtype).replace("torch.", "")}
+    try:
+        fn = _provider_fn(op, name)
+        x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
+        steps = {"fwd": lambda: fn(x, w, b), "fwd_bwd": lambda: torch.autograd.grad(fn(x, w, b), params, dy)}
+        for key, step in steps.items():
+            if key == "fwd":
+                with torch.no_grad():
+                    ms = median_call_ms(step, **timing)
+            else:
+                ms = median_call_ms(step, **timing)
+            row[f"{key}_ms"] = ms
+            try:
+                if key == "fwd":
+                    with torch.no_grad():
+                        row[f"{key}_gpu_ms"] = graph_replay_ms(step, **GRAPH_TIMING)
+                else:
+                    row[f"{key}_gpu_ms"] = graph_replay_ms(step, **GRAPH_TIMING)
+            except Exception as e:  # a provider whose call cannot be captured: plain calls only
+                row[f"{key}_gpu_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+        del x, w, b, dy, params, steps
+    except Exception as e:  # a missing package or an input the provider refuses
+        row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+        return row
+    finally:
+        torch.cuda.empty_cache()
+    for key, mult in (("fwd", 2), ("fwd_bwd", 5)):
+        n_bytes = mult * M * N * elt
+        row[f"{key}_gbps"] = gb_per_s(n_bytes, row[f"{key}_ms"])
+        row[f"{key}_pct_copy"] = 100 * row[f"{key}_gbps"] / copy_gbps
+        if f"{key}_gpu_ms" in row:
+            row[f"{key}_gpu_pct_copy"] = 100 * gb_per_s(n_bytes, row[f"{key}_gpu_ms"]) / copy_gbps
+    return row
+
+
+def host_cost(op, M=128, N=257, dtype=torch.float32, calls=300, providers=("fast", "torch", "liger")):
+    """What one call costs the host: the fastest of `calls` synchronized plain calls (host time plus
+    the GPU's few microseconds), against the same call replayed from a CUDA graph."""
+    out = []
+    for name in providers:
+        row = {"op": op, "provider": name, "M": M, "N": N, "dtype": str(dtype).replace("torch.", ""), "calls": calls}
+        try:
+            fn = _provider_fn(op, name)
+            x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
+            steps = {"fwd": lambda: fn(x, w, b), "fwd_bwd": lambda: torch.autograd.grad(fn(x, w, b), params, dy)}
+            for key, step in steps.items():
+                for _ in range(20):
+                    step()
+                torch.cuda.synchronize()
+                best = float("inf")
+                for _ in range(calls):
+                    t = time.perf_counter()
+                    step()
+                    torch.cuda.synchronize()
+                    best = min(best, time.perf_counter() - t)
+                row[f"{key}_min_us"] = 1e6 * best
+                row[f"{key}_graph_us"] = 1e3 * graph_replay_ms(step, **GRAPH_TIMING)
+        except Exception as e:
+            row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+        out.append(row)
+    return out
 
 
 def measure(quick=False):
@@ -374,9 +373,11 @@ def measure(quick=False):
     if quick:
         M, target_n, sweep_n, dw_shape = 2048, (1024,), (512, 1024), (4096, 512)
         timing = sweep_timing = small_timing = QUICK_TIMING
+        sweep_total, other_points, compile_n, host_calls = 2**20, ((512, "fp32"),), (), 20
     else:
-        M, target_n, sweep_n, dw_shape = 32768, tuple(n for _, n in TARGET_SHAPES), SWEEP_N, (32768, 4096)
+        M, target_n, sweep_n, dw_shape = 32768, tuple(n for _, n in TARGET_SHAPES), BUILD_SWEEP_N, (32768, 4096)
         timing, sweep_timing, small_timing = {}, SWEEP_TIMING, {}
+        sweep_total, other_points, compile_n, host_calls = SWEEP_TOTAL, OTHER_DTYPE_POINTS, COMPILE_SWEEP_N, 300
     first = [p for p in PROVIDERS if p != "compile"]
     seconds, start = {}, time.perf_counter()
 
@@ -404,14 +405,30 @@ def measure(quick=False):
                                      "error": f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"})
                 torch.cuda.empty_cache()
     lap("profile")
-    # plot data: the sweep's other N; at the target N the plot reuses the targets' rows
-    rest = [(M, n) for n in sweep_n if n not in target_n]
-    sweep = {op: measure_providers(op, rest, dtype, first, copy_gbps, timing=sweep_timing)["rows"] for op in OPS}
+    host = [row for op in OPS for row in host_cost(op, calls=host_calls)]
+    lap("host")
+    # the sweep: M = sweep_total / N rows at every N, every provider but torch.compile, bf16; then a
+    # few points in the other dtypes (fp32 at half the rows: the same bytes)
+    sweep = {op: [] for op in OPS}
+    for n in sweep_n:
+        for op in OPS:
+            for name in first:
+                sweep[op].append(sweep_row(op, name, max(1, round(sweep_total / n)), n, dtype, copy_gbps, sweep_timing))
+    for n, short in other_points:
+        other = DTYPES[short]
+        m = max(1, round(sweep_total / n)) // (2 if other == torch.float32 else 1)
+        for op in OPS:
+            for name in ("fast", "torch", "liger"):
+                sweep[op].append(sweep_row(op, name, m, n, other, copy_gbps, sweep_timing))
     lap("sweep")
     # torch.compile last: its compilations take the longest (the quick run skips them)
     for op in OPS if not quick else ():
         targets[op] += measure_providers(op, [(M, n) for n in target_n], dtype, ["compile"], copy_gbps,
                                          timing=timing)["rows"]
+        for n in compile_n:
+            torch._dynamo.reset()  # compiled per shape, from scratch
+            sweep[op].append(sweep_row(op, "compile", max(1, round(sweep_total / n)), n, dtype, copy_gbps,
+                                       sweep_timing))
     lap("compile")
     copy_gbps_end = copy_bandwidth_gb_per_s()
     lap("copy_end")
@@ -420,9 +437,11 @@ def measure(quick=False):
         "quick": quick, "device": properties.name, "sm_count": properties.multi_processor_count,
         "copy_gbps": copy_gbps, "copy_gbps_end": copy_gbps_end, "targets_pct": TARGETS_PCT,
         "M": M, "dtype": str(dtype).replace("torch.", ""), "target_n": list(target_n), "sweep_n": list(sweep_n),
+        "sweep_total": sweep_total, "sweep_targets_pct": SWEEP_TARGETS_PCT, "host": host,
         "providers": list(PROVIDERS),
         "timing": {"targets": timing or "normal", "sweep": sweep_timing, "small": small_timing or "normal"},
-        "launch": {op: [fast_launch(op, M, n, dtype) for n in sweep_n] for op in OPS},
+        "launch": {op: [fast_launch(op, M if n in target_n else max(1, round(sweep_total / n)), n, dtype)
+                        for n in sorted({*target_n, *sweep_n})] for op in OPS},
         "targets": targets, "sweep": sweep, "small": small, "dw_error": dw, "profile": profiles,
         "seconds": {**seconds, "total": round(time.perf_counter() - start, 1)},
     }
@@ -450,11 +469,10 @@ def main(argv=None):
     p.add_argument("--M", type=int, default=32768)
     p.add_argument("--N", type=int, nargs="*", default=[n for _, n in TARGET_SHAPES])
     p.add_argument("--providers", nargs="*", default=list(PROVIDERS))
-    p.add_argument("--sweep", action="store_true", help=f"also N in {SWEEP_N} (quicker timing) for the plots")
+    p.add_argument("--sweep", action="store_true", help=f"also N in {BUILD_SWEEP_N} (quicker timing)")
     p.add_argument("--small", action="store_true", help="the launch-bound 128x257 fp32 case, plain vs CUDA graph")
     p.add_argument("--dw-error", action="store_true", help="LayerNorm dW error against fp32, per design")
     p.add_argument("--profile", action="store_true", help="host and kernel time of the fast fwd+bwd")
-    p.add_argument("--tune", action="store_true", help="time the fast kernels' launch configurations")
     p.add_argument("--skip-targets", action="store_true", help="skip the provider table at the target shapes")
     p.add_argument("--json", help="write every result here")
     p.add_argument("--all", metavar="DIR",
@@ -497,8 +515,6 @@ def main(argv=None):
                              for prov in ("fast", "torch", "liger")]
         for r in report["profile"]:
             print(json.dumps(r), flush=True)
-    if a.tune:
-        report["tune"] = tune_sweep(a.op, dtype=dtype)
     # torch.compile last: its compilations take the longest
     first = [p for p in a.providers if p != "compile"]
     report["targets"] = {}
@@ -516,7 +532,7 @@ def main(argv=None):
         print(json.dumps(report["dw_error"]), flush=True)
         save("dw_error")
     if a.sweep:
-        report["sweep"] = {op: measure_providers(op, [(a.M, n) for n in SWEEP_N], dtype, first, copy_gbps, quick=True)
+        report["sweep"] = {op: measure_providers(op, [(a.M, n) for n in BUILD_SWEEP_N], dtype, first, copy_gbps, quick=True)
                            for op in a.op}
         save("sweep")
     if "compile" in a.providers and not a.skip_targets:

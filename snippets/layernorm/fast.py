@@ -4,7 +4,9 @@ What changes against the teaching kernel (layernorm/ops.py):
 
 - forward: the row is read from memory once and kept in registers; short rows are
   packed ROWS to a program so each program still moves enough bytes; warps per row
-  are tuned on an H200.
+  are tuned on an H200. Rows that fill the registers badly (wide ones, or widths far
+  from a power of two) are walked in column chunks instead: a second walk reads the
+  row again, from the L2 cache rather than from memory.
 - backward: a persistent grid of about (SMs x a small factor) programs, each owning a
   contiguous block of rows. A program computes dx row by row and adds the row's dW and
   dB into fp32 registers, so the only extra traffic is one (programs x N) fp32 partial
@@ -12,15 +14,22 @@ What changes against the teaching kernel (layernorm/ops.py):
   partial sums in fp16/bf16, and the next row's loads are in flight while this row is
   computed.
 
+- launch: each kernel's launch configuration comes from a table a tuning run on an H200
+  wrote for every width (snippets/faster/tune.py), and the compiled kernels are launched
+  directly (normkit.direct_launch), skipping the JIT's per-call argument binding.
+
 Inputs: float32, float16 or bfloat16, any number of leading dimensions, N up to 16384
-(wider rows are refused: a row must fit in one program's registers).
+(the tuned range; wider rows are refused). Offsets are 64-bit: more than 2**31 elements are fine.
 """
 
 import functools
+import json
 import math
+from pathlib import Path
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
-from normkit.launch import ContractError, require
+from normkit.direct_launch import DirectLauncher
+from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
 
 import torch
@@ -34,11 +43,11 @@ SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
 
 # --8<-- [start:fast_forward_kernel]
-@triton.jit
+@triton.jit(do_not_specialize=["M"])  # one compilation for every row count
 def ln_fast_fwd_kernel(
     X, Y,          # (M, N) contiguous input and output
     W, B,          # (N,) weight and bias
-    Mean, Rstd,    # (M,) fp32, saved for the backward pass
+    Stats,         # (2, M) fp32: mean, then rstd, saved for the backward pass
     M, N, eps,
     BLOCK_N: tl.constexpr,  # next power of two >= N: the whole row in registers
     ROWS: tl.constexpr,     # rows per program: short rows are packed so a program moves enough bytes
@@ -62,17 +71,67 @@ def ln_fast_fwd_kernel(
 
     y = xc * rstd[:, None] * w[None, :] + b[None, :]
     tl.store(Y + offsets, y.to(Y.dtype.element_ty), mask=mask)
-    tl.store(Mean + rows, mean, mask=row_ok)
-    tl.store(Rstd + rows, rstd, mask=row_ok)
+    tl.store(Stats + rows, mean, mask=row_ok)
+    tl.store(Stats + M + rows, rstd, mask=row_ok)
 # --8<-- [end:fast_forward_kernel]
 
 
+# --8<-- [start:fast_forward_chunked_kernel]
+@triton.jit(do_not_specialize=["M"])
+def ln_fast_fwd_chunked_kernel(
+    X, Y, W, B, Stats, M, N, eps,   # as ln_fast_fwd_kernel
+    CHUNK: tl.constexpr,            # columns per step of the walk along the row
+    ROWS: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    rows = pid * ROWS + tl.arange(0, ROWS)
+    row_ok = rows < M
+    starts = rows.to(tl.int64)[:, None] * N  # int64: M * N may pass 2**31
+
+    # walk 1: sums of (x - K) and (x - K)^2, where K is the first chunk's mean. Shifting by a
+    # value close to the mean keeps var = E[(x-K)^2] - E[x-K]^2 from subtracting two large,
+    # nearly equal numbers. Each lane keeps its own sums: no reduction inside the loop.
+    # evict_last: keep the row in L2 for walk 2.
+    cols = tl.arange(0, CHUNK)
+    mask = row_ok[:, None] & (cols < N)[None, :]
+    x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+    shift = tl.sum(x, axis=1) / tl.sum((cols < N).to(tl.float32), axis=0)
+    d = tl.where(mask, x - shift[:, None], 0.0)
+    s1 = d
+    s2 = d * d
+    for start in range(CHUNK, N, CHUNK):
+        cols = start + tl.arange(0, CHUNK)
+        mask = row_ok[:, None] & (cols < N)[None, :]
+        x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        d = tl.where(mask, x - shift[:, None], 0.0)
+        s1 += d
+        s2 += d * d
+    mean_d = tl.sum(s1, axis=1) / N
+    mean = shift + mean_d
+    rstd = tl.rsqrt(tl.maximum(tl.sum(s2, axis=1) / N - mean_d * mean_d, 0.0) + eps)
+
+    # walk 2: normalize. The row was just read: these loads hit the L2 cache, not memory,
+    # and evict_first lets the row go once it is used
+    for start in range(0, N, CHUNK):
+        cols = start + tl.arange(0, CHUNK)
+        col_ok = cols < N
+        mask = row_ok[:, None] & col_ok[None, :]
+        x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+        w = tl.load(W + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        b = tl.load(B + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        y = (x - mean[:, None]) * rstd[:, None] * w[None, :] + b[None, :]
+        tl.store(Y + starts + cols[None, :], y.to(Y.dtype.element_ty), mask=mask)
+    tl.store(Stats + rows, mean, mask=row_ok)
+    tl.store(Stats + M + rows, rstd, mask=row_ok)
+# --8<-- [end:fast_forward_chunked_kernel]
+
+
 # --8<-- [start:fast_backward_kernel]
-@triton.jit
+@triton.jit(do_not_specialize=["M", "rows_per_program"])
 def ln_fast_bwd_kernel(
     X, DY, DX,     # (M, N): saved input, upstream gradient, gradient out
     W,             # (N,) weight
-    Mean, Rstd,    # (M,) fp32 from the forward pass
+    Stats,         # (2, M) fp32 from the forward pass: mean, then rstd
     Part,          # (2, programs, N): this program writes row pid of the dW half and of the dB half
     M, N, rows_per_program,
     BLOCK_N: tl.constexpr,
@@ -116,8 +175,8 @@ def ln_fast_bwd_kernel(
         else:
             x = tl.load(X + offsets, mask=mask, other=0.0)
             dy = tl.load(DY + offsets, mask=mask, other=0.0)
-        mean = tl.load(Mean + rows, mask=row_ok, other=0.0)
-        rstd = tl.load(Rstd + rows, mask=row_ok, other=0.0)
+        mean = tl.load(Stats + rows, mask=row_ok, other=0.0)
+        rstd = tl.load(Stats + M + rows, mask=row_ok, other=0.0)
 
         xf = x.to(tl.float32)
         dyf = dy.to(tl.float32)
@@ -142,6 +201,69 @@ def ln_fast_bwd_kernel(
     tl.store(Part + pid * N + cols, dw.to(Part.dtype.element_ty), mask=col_ok)
     tl.store(Part + (programs + pid) * N + cols, db.to(Part.dtype.element_ty), mask=col_ok)
 # --8<-- [end:fast_backward_kernel]
+
+
+# --8<-- [start:fast_backward_chunked_kernel]
+@triton.jit(do_not_specialize=["M", "rows_per_program"])
+def ln_fast_bwd_chunked_kernel(
+    X, DY, DX, W, Stats, M, N, rows_per_program,   # as ln_fast_bwd_kernel
+    Part,          # (2, programs, N) fp32: rows pid of both halves are this program's running dW, dB
+    CHUNK: tl.constexpr,   # columns per step of the walk along the row
+    ROWS: tl.constexpr,    # rows per step
+):
+    pid = tl.program_id(0)
+    programs = tl.num_programs(0)
+    first = pid * rows_per_program
+    end = tl.minimum(first + rows_per_program, M)
+    n = tl.full([], N, tl.float32)
+
+    start = first
+    while start < end:
+        rows = start + tl.arange(0, ROWS)
+        row_ok = rows < end
+        starts = rows.to(tl.int64)[:, None] * N
+        mean = tl.load(Stats + rows, mask=row_ok, other=0.0)
+        rstd = tl.load(Stats + M + rows, mask=row_ok, other=0.0)
+
+        # walk 1: the two row sums dx needs, per lane, then across lanes. x and dy come from
+        # memory; evict_last keeps them in L2 for walk 2
+        s1 = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
+        s2 = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
+        for c in range(0, N, CHUNK):
+            cols = c + tl.arange(0, CHUNK)
+            mask = row_ok[:, None] & (cols < N)[None, :]
+            x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last")
+            dy = tl.load(DY + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last")
+            w = tl.load(W + cols, mask=cols < N, other=0.0, eviction_policy="evict_last").to(tl.float32)
+            x_hat = tl.where(mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None], 0.0)
+            g = dy.to(tl.float32) * w[None, :]
+            s1 += x_hat * g
+            s2 += g
+        c1 = tl.math.div_rn(tl.sum(s1, axis=1), n)
+        c2 = tl.math.div_rn(tl.sum(s2, axis=1), n)
+
+        # walk 2: dx, and this step's dW and dB added to the program's running sums. x and dy
+        # come from L2 now (evict_first: last use); so do the running sums (programs x N x 8
+        # bytes in all), read and written back by this program alone
+        for c in range(0, N, CHUNK):
+            cols = c + tl.arange(0, CHUNK)
+            col_ok = cols < N
+            mask = row_ok[:, None] & col_ok[None, :]
+            x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
+            dy = tl.load(DY + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
+            w = tl.load(W + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
+            dyf = dy.to(tl.float32)
+            x_hat = tl.where(mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None], 0.0)
+            dx = (dyf * w[None, :] - (x_hat * c1[:, None] + c2[:, None])) * rstd[:, None]
+            tl.store(DX + starts + cols[None, :], dx.to(DX.dtype.element_ty), mask=mask)
+            # the first step has no running sums yet: it writes instead of adding
+            old = col_ok & (start > first)
+            dw = tl.load(Part + pid * N + cols, mask=old, other=0.0, eviction_policy="evict_last")
+            db = tl.load(Part + (programs + pid) * N + cols, mask=old, other=0.0, eviction_policy="evict_last")
+            tl.store(Part + pid * N + cols, dw + tl.sum(dyf * x_hat, axis=0), mask=col_ok)
+            tl.store(Part + (programs + pid) * N + cols, db + tl.sum(dyf, axis=0), mask=col_ok)
+        start += ROWS
+# --8<-- [end:fast_backward_chunked_kernel]
 
 
 # --8<-- [start:fast_reduce_kernel]
@@ -177,119 +299,159 @@ def sm_count(device_index):
     return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
-# Measured on an H200 at M=32768 in bf16 (notes/fast-kernels.md, `python -m faster --tune`).
-# forward: N's power of two -> (ROWS, num_warps)
-FORWARD_TABLE = {1024: (2, 4), 2048: (1, 2), 4096: (2, 8), 8192: (1, 4), 16384: (1, 8)}
-# backward: N's power of two -> (ROWS, num_warps, programs per SM, PREFETCH)
-BACKWARD_TABLE = {
-    1024: (4, 4, 4, True), 2048: (1, 4, 4, True), 4096: (1, 8, 2, True),
-    8192: (1, 16, 1, True), 16384: (1, 16, 1, False),  # 16384: the prefetched row no longer fits
-}
+# Written by the tuning run (python -m faster.tune, notes/fast-kernels.md): for every N that is a
+# multiple of 256 up to MAX_N, the fastest launch configuration measured on an H200 in bf16.
+# forward:  ["row", ROWS, num_warps]          or ["chunked", CHUNK, ROWS, num_warps]
+# backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
+#           or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
+TUNED = Path(__file__).with_name("fast_tuned.json")
+TABLE_STEP = 256
+
+
+@functools.lru_cache(maxsize=None)
+def tuned_table():
+    if not TUNED.exists():
+        return {"forward": {}, "backward": {}}
+    data = json.loads(TUNED.read_text(encoding="utf-8"))
+    return {key: {int(n): tuple(c) for n, c in data[key].items()} for key in ("forward", "backward")}
+
+
+def table_entry(kind, n_cols):
+    """The tuned entry of the next multiple of TABLE_STEP at or above N (its rows are at least as wide)."""
+    return tuned_table()[kind].get(triton.cdiv(n_cols, TABLE_STEP) * TABLE_STEP)
 
 
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
-    """(BLOCK_N, ROWS, num_warps) for the forward kernel."""
+    """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps) for the forward."""
     block_n = triton.next_power_of_2(n_cols)
-    if element_size == 2 and block_n in FORWARD_TABLE:
-        return (block_n, *FORWARD_TABLE[block_n])
-    rows = max(1, 2048 // block_n)                   # at least 2048 elements per program
+    entry = table_entry("forward", n_cols)
+    if entry is not None:
+        return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
+    # outside the table (or no table yet): the whole row in registers, at least 2048 elements per program
+    rows = max(1, 2048 // block_n)
     num_warps = min(max(rows * block_n * element_size // 2048, 1), 16)  # about 2 KiB of x per warp
-    return block_n, rows, num_warps
+    return "row", block_n, rows, num_warps
 
 
 @functools.lru_cache(maxsize=None)
 def backward_config(n_cols, element_size):
-    """(BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH) for the backward kernel."""
+    """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH) or
+    ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward."""
     block_n = triton.next_power_of_2(n_cols)
-    if element_size == 2 and block_n in BACKWARD_TABLE:
-        return (block_n, *BACKWARD_TABLE[block_n])
+    entry = table_entry("backward", n_cols)
+    if entry is not None:
+        return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
     rows = max(1, 1024 // block_n)
     num_warps = min(max(rows * block_n * 4 // 2048, 1), 16)  # the backward holds fp32 rows
-    return block_n, rows, num_warps, 2, block_n * element_size < 32768
+    return "row", block_n, rows, num_warps, 2, block_n * element_size < 32768
 # --8<-- [end:fast_configs]
 
 
 def check_inputs(x, normalized_shape, weight, bias, eps):
-    """Raise ContractError for anything the kernels cannot take; touch no memory."""
-    require(isinstance(x, torch.Tensor), f"x must be a torch.Tensor, not {type(x).__name__}")
-    require(x.dim() >= 1, "x is a 0-d tensor; it needs a last dimension to normalize")
-    require(x.dtype in SUPPORTED_DTYPES, f"x has dtype {x.dtype}; supported are float32, float16 and bfloat16")
-    require(x.numel() > 0, f"x of shape {tuple(x.shape)} has no elements")
+    """Raise ContractError for anything the kernels cannot take; touch no memory.
+
+    Every call runs these checks, so the messages are formatted only when one fails.
+    """
+    if not isinstance(x, torch.Tensor):
+        raise ContractError(f"x must be a torch.Tensor, not {type(x).__name__}")
+    if x.dim() < 1:
+        raise ContractError("x is a 0-d tensor; it needs a last dimension to normalize")
+    if x.dtype not in SUPPORTED_DTYPES:
+        raise ContractError(f"x has dtype {x.dtype}; supported are float32, float16 and bfloat16")
+    if x.numel() == 0:
+        raise ContractError(f"x of shape {tuple(x.shape)} has no elements")
     n_cols = x.shape[-1]
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    require(
-        shape == (n_cols,),
-        f"normalized_shape is {normalized_shape!r}, but only the last dimension can be "
-        f"normalized here: it must be ({n_cols},)",
-    )
+    if shape != (n_cols,):
+        raise ContractError(
+            f"normalized_shape is {normalized_shape!r}, but only the last dimension can be "
+            f"normalized here: it must be ({n_cols},)")
     for name, p in (("weight", weight), ("bias", bias)):
-        require(isinstance(p, torch.Tensor), f"{name} must be a tensor of shape ({n_cols},), not {type(p).__name__}")
-        require(p.shape == (n_cols,), f"{name} has shape {tuple(p.shape)}, but x has N={n_cols}: expected ({n_cols},)")
-        require(p.dtype == x.dtype, f"{name} has dtype {p.dtype} but x has {x.dtype}")
-        require(p.device == x.device, f"{name} is on {p.device} but x is on {x.device}")
-    require(
-        x.device.type == ("cpu" if INTERPRETED else "cuda"),
-        f"x is on {x.device}, but the kernels here run on {'cpu' if INTERPRETED else 'cuda'}",
-    )
-    require(n_cols <= MAX_N, f"N={n_cols} is wider than the {MAX_N} columns one program keeps in registers")
-    require(
-        isinstance(eps, (int, float)) and not isinstance(eps, bool) and math.isfinite(eps) and eps >= 0,
-        f"eps must be a finite number >= 0, not {eps!r}",
-    )
+        if not isinstance(p, torch.Tensor):
+            raise ContractError(f"{name} must be a tensor of shape ({n_cols},), not {type(p).__name__}")
+        if p.shape != (n_cols,):
+            raise ContractError(f"{name} has shape {tuple(p.shape)}, but x has N={n_cols}: expected ({n_cols},)")
+        if p.dtype != x.dtype:
+            raise ContractError(f"{name} has dtype {p.dtype} but x has {x.dtype}")
+        if p.device != x.device:
+            raise ContractError(f"{name} is on {p.device} but x is on {x.device}")
+    if x.device.type != ("cpu" if INTERPRETED else "cuda"):
+        raise ContractError(f"x is on {x.device}, but the kernels here run on {'cpu' if INTERPRETED else 'cuda'}")
+    if n_cols > MAX_N:
+        raise ContractError(f"N={n_cols} is wider than the {MAX_N} columns the kernels were tuned for")
+    if not (isinstance(eps, (int, float)) and not isinstance(eps, bool) and math.isfinite(eps) and eps >= 0):
+        raise ContractError(f"eps must be a finite number >= 0, not {eps!r}")
+
+
+# --8<-- [start:fast_direct_launch]
+# kernel[grid](...) binds and specializes every argument on every call; these launch the
+# compiled kernel directly once it exists (normkit/direct_launch.py)
+fwd_row = DirectLauncher(ln_fast_fwd_kernel)
+fwd_chunked = DirectLauncher(ln_fast_fwd_chunked_kernel)
+bwd_row = DirectLauncher(ln_fast_bwd_kernel)
+bwd_chunked = DirectLauncher(ln_fast_bwd_chunked_kernel)
+sum_partials = DirectLauncher(sum_partials_kernel)
+# --8<-- [end:fast_direct_launch]
 
 
 # --8<-- [start:fast_forward_launch]
 def forward_rows(x2d, weight, bias, eps, config=None):
-    """y, mean, rstd for contiguous (M, N) rows. config overrides (ROWS, num_warps) for tuning."""
+    """y and the (2, M) fp32 mean and rstd, for contiguous (M, N) rows.
+
+    config overrides forward_config(...) for tuning."""
     M, N = x2d.shape
-    block_n, rows, num_warps = forward_config(N, x2d.element_size())
-    if config is not None:
-        rows, num_warps = config
+    kind, block, rows, num_warps = config or forward_config(N, x2d.element_size())
     y = torch.empty_like(x2d)
-    mean = torch.empty(M, dtype=torch.float32, device=x2d.device)
-    rstd = torch.empty(M, dtype=torch.float32, device=x2d.device)
-    ln_fast_fwd_kernel[(triton.cdiv(M, rows),)](
-        x2d, y, weight, bias, mean, rstd, M, N, eps,
-        BLOCK_N=block_n, ROWS=rows, num_warps=num_warps,
-    )
-    return y, mean, rstd
+    stats = torch.empty((2, M), dtype=torch.float32, device=x2d.device)  # one allocation for both
+    if kind == "row":
+        fwd_row[(triton.cdiv(M, rows),)](
+            x2d, y, weight, bias, stats, M, N, eps, BLOCK_N=block, ROWS=rows, num_warps=num_warps)
+    else:
+        fwd_chunked[(triton.cdiv(M, rows),)](
+            x2d, y, weight, bias, stats, M, N, eps, CHUNK=block, ROWS=rows, num_warps=num_warps)
+    return y, stats
 # --8<-- [end:fast_forward_launch]
 
 
+def backward_grid(M, rows, programs):
+    """The persistent grid: at most `programs` programs, each with a block of whole ROWS-steps."""
+    programs = max(1, min(programs, triton.cdiv(M, rows)))
+    rows_per_program = triton.cdiv(triton.cdiv(M, programs), rows) * rows
+    return triton.cdiv(M, rows_per_program), rows_per_program
+
+
 # --8<-- [start:fast_backward_launch]
-def backward_rows(dy2d, x2d, weight, mean, rstd, config=None, programs=None):
+def backward_rows(dy2d, x2d, weight, stats, config=None, programs=None):
     """dx, dW and dB for contiguous (M, N) rows.
 
-    config overrides (ROWS, num_warps, programs_per_sm, PREFETCH); programs overrides the
-    grid size. Both exist for tuning and for the benchmark.
+    config overrides backward_config(...); programs overrides the grid size. Both exist for
+    tuning and for the benchmark.
     """
     M, N = x2d.shape
-    block_n, rows, num_warps, per_sm, prefetch = backward_config(N, x2d.element_size())
-    if config is not None:
-        rows, num_warps, per_sm, prefetch = config
-    if programs is None:
-        # a persistent grid: every program resident at once, each with a block of rows
-        programs = sm_count(x2d.device.index) * per_sm
-    programs = max(1, min(programs, triton.cdiv(M, rows)))
-    rows_per_program = triton.cdiv(triton.cdiv(M, programs), rows) * rows  # whole steps
-    programs = triton.cdiv(M, rows_per_program)
+    config = config or backward_config(N, x2d.element_size())
+    kind, block, rows, num_warps, per_sm = config[:5]
+    # a persistent grid: every program resident at once, each with a block of rows
+    programs, rows_per_program = backward_grid(M, rows, programs or sm_count(x2d.device.index) * per_sm)
 
     dx = torch.empty_like(x2d)
     out = torch.empty((2, N), dtype=weight.dtype, device=x2d.device)  # dW, then dB
-    # one program: its sums are the answer, so it writes them straight to `out`
-    part = out if programs == 1 else torch.empty((2, programs, N), dtype=torch.float32, device=x2d.device)
-    ln_fast_bwd_kernel[(programs,)](
-        x2d, dy2d, dx, weight, mean, rstd, part, M, N, rows_per_program,
-        BLOCK_N=block_n, ROWS=rows, PREFETCH=prefetch, num_warps=num_warps,
-    )
-    if programs > 1:
-        # one small launch sums both halves and casts to the weight's dtype; torch would
-        # need a sum and a cast for each of dW and dB (four launches)
-        reduce_n = 64 if N > 2048 else 32
-        sum_partials_kernel[(triton.cdiv(N, reduce_n), 2)](
-            part, out, programs, N, BLOCK_P=32, BLOCK_N=reduce_n, num_warps=4,
-        )
+    if kind == "row" and programs == 1:
+        # one program: its sums are the answer, so it writes them straight to `out`
+        bwd_row[(1,)](x2d, dy2d, dx, weight, stats, out, M, N, rows_per_program,
+                      BLOCK_N=block, ROWS=rows, PREFETCH=config[5], num_warps=num_warps)
+        return dx, out[0], out[1]
+    part = torch.empty((2, programs, N), dtype=torch.float32, device=x2d.device)
+    if kind == "row":
+        bwd_row[(programs,)](x2d, dy2d, dx, weight, stats, part, M, N, rows_per_program,
+                             BLOCK_N=block, ROWS=rows, PREFETCH=config[5], num_warps=num_warps)
+    else:
+        bwd_chunked[(programs,)](x2d, dy2d, dx, weight, stats, M, N, rows_per_program, part,
+                                 CHUNK=block, ROWS=rows, num_warps=num_warps)
+    # one small launch sums both halves and casts to the weight's dtype; torch would
+    # need a sum and a cast for each of dW and dB (four launches)
+    reduce_n = 64 if N > 2048 else 32
+    sum_partials[(triton.cdiv(N, reduce_n), 2)](part, out, programs, N, BLOCK_P=32, BLOCK_N=reduce_n, num_warps=4)
     return dx, out[0], out[1]
 # --8<-- [end:fast_backward_launch]
 
@@ -301,20 +463,18 @@ class LayerNormFastFunction(torch.autograd.Function):
         x2d = x.reshape(-1, x.shape[-1])
         if not x2d.is_contiguous():
             x2d = x2d.contiguous()
-        weight, bias = weight.contiguous(), bias.contiguous()
-        y, mean, rstd = forward_rows(x2d, weight, bias, eps)
-        ctx.save_for_backward(x2d, weight, mean, rstd)
-        ctx.x_shape = x.shape
+        y, stats = forward_rows(x2d, weight.contiguous(), bias.contiguous(), eps)
+        ctx.save_for_backward(x2d, weight, stats)
         return y.view(x.shape)
 
     @staticmethod
     def backward(ctx, dy):
-        x2d, weight, mean, rstd = ctx.saved_tensors
+        x2d, weight, stats = ctx.saved_tensors
         dy2d = dy.reshape(x2d.shape)
         if not dy2d.is_contiguous():
             dy2d = dy2d.contiguous()
-        dx, dw, db = backward_rows(dy2d, x2d, weight, mean, rstd)
-        return dx.view(ctx.x_shape), dw, db, None
+        dx, dw, db = backward_rows(dy2d, x2d, weight.contiguous(), stats)
+        return dx.view(dy.shape), dw, db, None
 
 
 def layer_norm_fast(x, normalized_shape, weight, bias, eps=1e-5):

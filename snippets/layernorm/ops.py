@@ -27,6 +27,19 @@ import triton.language as tl
 __all__ = ["ContractError", "layer_norm", "LayerNormFunction", "group_size_for"]
 
 
+# --8<-- [start:row_start]
+@triton.jit
+def row_start(row, stride):
+    """Offset of a row's first element, in 64-bit integers.
+
+    program_id is an int32, and so is row * stride: past 2**31 elements (262144 rows of
+    8192) the product wraps to a negative offset and the kernel reads and writes outside
+    the tensor. One cast before the multiplication makes it an int64 product.
+    """
+    return row.to(tl.int64) * stride
+# --8<-- [end:row_start]
+
+
 # --8<-- [start:forward_kernel]
 @triton.jit
 def layer_norm_fwd_kernel(
@@ -38,8 +51,8 @@ def layer_norm_fwd_kernel(
     BLOCK_SIZE: tl.constexpr,
 ):
     row = tl.program_id(0)  # one program normalizes one row
-    X += row * stride
-    Y += row * stride
+    X += row_start(row, stride)
+    Y += row_start(row, stride)
 
     # mean: sum the row in fp32, whatever the storage dtype
     total = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
@@ -91,9 +104,10 @@ def layer_norm_bwd_dx_kernel(
     row = tl.program_id(0)  # one program per row again; the whole row in one block
     cols = tl.arange(0, BLOCK_SIZE_N)
     mask = cols < N
-    X += row * stride
-    DY += row * stride
-    DX += row * stride
+    start = row_start(row, stride)
+    X += start
+    DY += start
+    DX += start
 
     # load everything first, then compute
     x = tl.load(X + cols, mask=mask, other=0.0).to(tl.float32)

@@ -5,20 +5,29 @@ y = x * rsqrt(mean(x^2) + eps) * weight, over the last dimension.
 What changes against the teaching kernels (rmsnorm/ops.py):
 
 - forward: short rows are packed ROWS to a program, warps per row tuned on an H200.
+  Rows that fill the registers badly (wide ones, or widths far from a power of two) are
+  walked in column chunks instead: the second walk reads the row again from the L2 cache.
 - backward: the teaching dx kernel writes one fp32 partial per element (M x N x 4 bytes,
   more than x itself); here a persistent grid of about (SMs x a small factor) programs
   each owns a contiguous block of rows, computes dx row by row and keeps its share of
   dW in fp32 registers. The partial buffer shrinks to (programs x N) fp32, summed by one
   small kernel at the end, and the next row's loads are in flight while this row computes.
 
+Launch configurations come from a table a tuning run on an H200 wrote for every width
+(snippets/faster/tune.py); the compiled kernels are launched directly (normkit.direct_launch).
+
 Inputs: float32, float16 or bfloat16, any number of leading dimensions, N up to 16384.
+Offsets are 64-bit: more than 2**31 elements are fine.
 """
 
 import functools
+import json
 import math
+from pathlib import Path
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
-from normkit.launch import ContractError, require
+from normkit.direct_launch import DirectLauncher
+from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
 
 import torch
@@ -32,7 +41,7 @@ SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
 
 # --8<-- [start:fast_forward_kernel]
-@triton.jit
+@triton.jit(do_not_specialize=["M"])  # one compilation for every row count
 def rms_fast_fwd_kernel(
     X, Y,        # (M, N) contiguous input and output
     W,           # (N,) weight
@@ -59,8 +68,42 @@ def rms_fast_fwd_kernel(
 # --8<-- [end:fast_forward_kernel]
 
 
+# --8<-- [start:fast_forward_chunked_kernel]
+@triton.jit(do_not_specialize=["M"])
+def rms_fast_fwd_chunked_kernel(
+    X, Y, W, Rstd, M, N, eps,   # as rms_fast_fwd_kernel
+    CHUNK: tl.constexpr,        # columns per step of the walk along the row
+    ROWS: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    rows = pid * ROWS + tl.arange(0, ROWS)
+    row_ok = rows < M
+    starts = rows.to(tl.int64)[:, None] * N  # int64: M * N may pass 2**31
+
+    # walk 1: the sum of squares, each lane its own, from memory; evict_last keeps the row
+    # in L2 for walk 2
+    squares = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
+    for start in range(0, N, CHUNK):
+        cols = start + tl.arange(0, CHUNK)
+        mask = row_ok[:, None] & (cols < N)[None, :]
+        x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        squares += x * x
+    rstd = tl.rsqrt(tl.sum(squares, axis=1) / N + eps)
+
+    # walk 2: scale. The row was just read: these loads hit the L2 cache, not memory
+    for start in range(0, N, CHUNK):
+        cols = start + tl.arange(0, CHUNK)
+        col_ok = cols < N
+        mask = row_ok[:, None] & col_ok[None, :]
+        x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+        w = tl.load(W + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        tl.store(Y + starts + cols[None, :], (x * rstd[:, None] * w[None, :]).to(Y.dtype.element_ty), mask=mask)
+    tl.store(Rstd + rows, rstd, mask=row_ok)
+# --8<-- [end:fast_forward_chunked_kernel]
+
+
 # --8<-- [start:fast_backward_kernel]
-@triton.jit
+@triton.jit(do_not_specialize=["M", "rows_per_program"])
 def rms_fast_bwd_kernel(
     X, DY, DX,   # (M, N): saved input, upstream gradient, gradient out
     W,           # (N,) weight
@@ -126,6 +169,60 @@ def rms_fast_bwd_kernel(
 # --8<-- [end:fast_backward_kernel]
 
 
+# --8<-- [start:fast_backward_chunked_kernel]
+@triton.jit(do_not_specialize=["M", "rows_per_program"])
+def rms_fast_bwd_chunked_kernel(
+    X, DY, DX, W, Rstd, M, N, rows_per_program,   # as rms_fast_bwd_kernel
+    Part,          # (programs, N) fp32: row pid is this program's running dW
+    CHUNK: tl.constexpr,   # columns per step of the walk along the row
+    ROWS: tl.constexpr,    # rows per step
+):
+    pid = tl.program_id(0)
+    first = pid * rows_per_program
+    end = tl.minimum(first + rows_per_program, M)
+    n = tl.full([], N, tl.float32)
+
+    start = first
+    while start < end:
+        rows = start + tl.arange(0, ROWS)
+        row_ok = rows < end
+        starts = rows.to(tl.int64)[:, None] * N
+        rstd = tl.load(Rstd + rows, mask=row_ok, other=0.0)
+
+        # walk 1: the row sum dx needs, per lane, then across lanes. x and dy come from
+        # memory; evict_last keeps them in L2 for walk 2
+        s = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
+        for c in range(0, N, CHUNK):
+            cols = c + tl.arange(0, CHUNK)
+            mask = row_ok[:, None] & (cols < N)[None, :]
+            x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last")
+            dy = tl.load(DY + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last")
+            w = tl.load(W + cols, mask=cols < N, other=0.0, eviction_policy="evict_last").to(tl.float32)
+            s += x.to(tl.float32) * dy.to(tl.float32) * w[None, :]
+        c1 = tl.math.div_rn(tl.sum(s, axis=1) * rstd, n)
+
+        # walk 2: dx, and this step's dW added to the program's running sum. x and dy come
+        # from L2 now (evict_first: last use); so does the running sum (programs x N x 4 bytes
+        # in all), read and written back by this program alone
+        for c in range(0, N, CHUNK):
+            cols = c + tl.arange(0, CHUNK)
+            col_ok = cols < N
+            mask = row_ok[:, None] & col_ok[None, :]
+            x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
+            dy = tl.load(DY + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
+            w = tl.load(W + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
+            dyf = dy.to(tl.float32)
+            x_hat = x.to(tl.float32) * rstd[:, None]
+            dx = (dyf * w[None, :] - x_hat * c1[:, None]) * rstd[:, None]
+            tl.store(DX + starts + cols[None, :], dx.to(DX.dtype.element_ty), mask=mask)
+            # the first step has no running sum yet: it writes instead of adding
+            old = col_ok & (start > first)
+            dw = tl.load(Part + pid * N + cols, mask=old, other=0.0, eviction_policy="evict_last")
+            tl.store(Part + pid * N + cols, dw + tl.sum(dyf * x_hat, axis=0), mask=col_ok)
+        start += ROWS
+# --8<-- [end:fast_backward_chunked_kernel]
+
+
 # --8<-- [start:fast_reduce_kernel]
 @triton.jit
 def sum_partials_kernel(
@@ -156,111 +253,149 @@ def sm_count(device_index):
     return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
-# Measured on an H200 at M=32768 in bf16 (notes/fast-kernels.md, `python -m faster --tune`).
-# forward: N's power of two -> (ROWS, num_warps)
-FORWARD_TABLE = {1024: (2, 2), 2048: (1, 4), 4096: (1, 8), 8192: (2, 16), 16384: (1, 16)}
-# backward: N's power of two -> (ROWS, num_warps, programs per SM, PREFETCH)
-BACKWARD_TABLE = {
-    1024: (2, 4, 4, True), 2048: (1, 4, 4, True), 4096: (2, 16, 1, True),
-    8192: (1, 16, 1, True), 16384: (1, 16, 1, False),  # 16384: the prefetched row no longer fits
-}
+# Written by the tuning run (python -m faster.tune, notes/fast-kernels.md): for every N that is a
+# multiple of 256 up to MAX_N, the fastest launch configuration measured on an H200 in bf16.
+# forward:  ["row", ROWS, num_warps]          or ["chunked", CHUNK, ROWS, num_warps]
+# backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
+#           or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
+TUNED = Path(__file__).with_name("fast_tuned.json")
+TABLE_STEP = 256
+
+
+@functools.lru_cache(maxsize=None)
+def tuned_table():
+    if not TUNED.exists():
+        return {"forward": {}, "backward": {}}
+    data = json.loads(TUNED.read_text(encoding="utf-8"))
+    return {key: {int(n): tuple(c) for n, c in data[key].items()} for key in ("forward", "backward")}
+
+
+def table_entry(kind, n_cols):
+    """The tuned entry of the next multiple of TABLE_STEP at or above N (its rows are at least as wide)."""
+    return tuned_table()[kind].get(triton.cdiv(n_cols, TABLE_STEP) * TABLE_STEP)
 
 
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
-    """(BLOCK_N, ROWS, num_warps) for the forward kernel."""
+    """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps) for the forward."""
     block_n = triton.next_power_of_2(n_cols)
-    if element_size == 2 and block_n in FORWARD_TABLE:
-        return (block_n, *FORWARD_TABLE[block_n])
-    rows = max(1, 2048 // block_n)                   # at least 2048 elements per program
+    entry = table_entry("forward", n_cols)
+    if entry is not None:
+        return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
+    # outside the table (or no table yet): the whole row in registers, at least 2048 elements per program
+    rows = max(1, 2048 // block_n)
     num_warps = min(max(rows * block_n * element_size // 2048, 1), 16)  # about 2 KiB of x per warp
-    return block_n, rows, num_warps
+    return "row", block_n, rows, num_warps
 
 
 @functools.lru_cache(maxsize=None)
 def backward_config(n_cols, element_size):
-    """(BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH) for the backward kernel."""
+    """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH) or
+    ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward."""
     block_n = triton.next_power_of_2(n_cols)
-    if element_size == 2 and block_n in BACKWARD_TABLE:
-        return (block_n, *BACKWARD_TABLE[block_n])
+    entry = table_entry("backward", n_cols)
+    if entry is not None:
+        return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
     rows = max(1, 1024 // block_n)
     num_warps = min(max(rows * block_n * 4 // 2048, 1), 16)  # the backward holds fp32 rows
-    return block_n, rows, num_warps, 2, block_n * element_size < 32768
+    return "row", block_n, rows, num_warps, 2, block_n * element_size < 32768
 # --8<-- [end:fast_configs]
 
 
 def check_inputs(x, weight, eps):
-    """Raise ContractError for anything the kernels cannot take; touch no memory."""
-    require(isinstance(x, torch.Tensor), f"x must be a torch.Tensor, not {type(x).__name__}")
-    require(x.dim() >= 1, "x is a 0-d tensor; it needs a last dimension to normalize")
-    require(x.dtype in SUPPORTED_DTYPES, f"x has dtype {x.dtype}; supported are float32, float16 and bfloat16")
-    require(x.numel() > 0, f"x of shape {tuple(x.shape)} has no elements")
+    """Raise ContractError for anything the kernels cannot take; touch no memory.
+
+    Every call runs these checks, so the messages are formatted only when one fails.
+    """
+    if not isinstance(x, torch.Tensor):
+        raise ContractError(f"x must be a torch.Tensor, not {type(x).__name__}")
+    if x.dim() < 1:
+        raise ContractError("x is a 0-d tensor; it needs a last dimension to normalize")
+    if x.dtype not in SUPPORTED_DTYPES:
+        raise ContractError(f"x has dtype {x.dtype}; supported are float32, float16 and bfloat16")
+    if x.numel() == 0:
+        raise ContractError(f"x of shape {tuple(x.shape)} has no elements")
     n_cols = x.shape[-1]
-    require(isinstance(weight, torch.Tensor), f"weight must be a tensor of shape ({n_cols},), not {type(weight).__name__}")
-    require(weight.shape == (n_cols,), f"weight has shape {tuple(weight.shape)}, but x has N={n_cols}: expected ({n_cols},)")
-    require(weight.dtype == x.dtype, f"weight has dtype {weight.dtype} but x has {x.dtype}")
-    require(weight.device == x.device, f"weight is on {weight.device} but x is on {x.device}")
-    require(
-        x.device.type == ("cpu" if INTERPRETED else "cuda"),
-        f"x is on {x.device}, but the kernels here run on {'cpu' if INTERPRETED else 'cuda'}",
-    )
-    require(n_cols <= MAX_N, f"N={n_cols} is wider than the {MAX_N} columns one program keeps in registers")
-    require(
-        isinstance(eps, (int, float)) and not isinstance(eps, bool) and math.isfinite(eps) and eps >= 0,
-        f"eps must be a finite number >= 0, not {eps!r}",
-    )
+    if not isinstance(weight, torch.Tensor):
+        raise ContractError(f"weight must be a tensor of shape ({n_cols},), not {type(weight).__name__}")
+    if weight.shape != (n_cols,):
+        raise ContractError(f"weight has shape {tuple(weight.shape)}, but x has N={n_cols}: expected ({n_cols},)")
+    if weight.dtype != x.dtype:
+        raise ContractError(f"weight has dtype {weight.dtype} but x has {x.dtype}")
+    if weight.device != x.device:
+        raise ContractError(f"weight is on {weight.device} but x is on {x.device}")
+    if x.device.type != ("cpu" if INTERPRETED else "cuda"):
+        raise ContractError(f"x is on {x.device}, but the kernels here run on {'cpu' if INTERPRETED else 'cuda'}")
+    if n_cols > MAX_N:
+        raise ContractError(f"N={n_cols} is wider than the {MAX_N} columns the kernels were tuned for")
+    if not (isinstance(eps, (int, float)) and not isinstance(eps, bool) and math.isfinite(eps) and eps >= 0):
+        raise ContractError(f"eps must be a finite number >= 0, not {eps!r}")
+
+
+# --8<-- [start:fast_direct_launch]
+# kernel[grid](...) binds and specializes every argument on every call; these launch the
+# compiled kernel directly once it exists (normkit/direct_launch.py)
+fwd_row = DirectLauncher(rms_fast_fwd_kernel)
+fwd_chunked = DirectLauncher(rms_fast_fwd_chunked_kernel)
+bwd_row = DirectLauncher(rms_fast_bwd_kernel)
+bwd_chunked = DirectLauncher(rms_fast_bwd_chunked_kernel)
+sum_partials = DirectLauncher(sum_partials_kernel)
+# --8<-- [end:fast_direct_launch]
 
 
 # --8<-- [start:fast_forward_launch]
 def forward_rows(x2d, weight, eps, config=None):
-    """y, rstd for contiguous (M, N) rows. config overrides (ROWS, num_warps) for tuning."""
+    """y and the fp32 rstd for contiguous (M, N) rows. config overrides forward_config(...) for tuning."""
     M, N = x2d.shape
-    block_n, rows, num_warps = forward_config(N, x2d.element_size())
-    if config is not None:
-        rows, num_warps = config
+    kind, block, rows, num_warps = config or forward_config(N, x2d.element_size())
     y = torch.empty_like(x2d)
     rstd = torch.empty(M, dtype=torch.float32, device=x2d.device)
-    rms_fast_fwd_kernel[(triton.cdiv(M, rows),)](
-        x2d, y, weight, rstd, M, N, eps,
-        BLOCK_N=block_n, ROWS=rows, num_warps=num_warps,
-    )
+    if kind == "row":
+        fwd_row[(triton.cdiv(M, rows),)](x2d, y, weight, rstd, M, N, eps, BLOCK_N=block, ROWS=rows, num_warps=num_warps)
+    else:
+        fwd_chunked[(triton.cdiv(M, rows),)](x2d, y, weight, rstd, M, N, eps, CHUNK=block, ROWS=rows, num_warps=num_warps)
     return y, rstd
 # --8<-- [end:fast_forward_launch]
+
+
+def backward_grid(M, rows, programs):
+    """The persistent grid: at most `programs` programs, each with a block of whole ROWS-steps."""
+    programs = max(1, min(programs, triton.cdiv(M, rows)))
+    rows_per_program = triton.cdiv(triton.cdiv(M, programs), rows) * rows
+    return triton.cdiv(M, rows_per_program), rows_per_program
 
 
 # --8<-- [start:fast_backward_launch]
 def backward_rows(dy2d, x2d, weight, rstd, config=None, programs=None):
     """dx and dW for contiguous (M, N) rows.
 
-    config overrides (ROWS, num_warps, programs_per_sm, PREFETCH); programs overrides the
-    grid size. Both exist for tuning and for the benchmark.
+    config overrides backward_config(...); programs overrides the grid size. Both exist for
+    tuning and for the benchmark.
     """
     M, N = x2d.shape
-    block_n, rows, num_warps, per_sm, prefetch = backward_config(N, x2d.element_size())
-    if config is not None:
-        rows, num_warps, per_sm, prefetch = config
-    if programs is None:
-        # a persistent grid: every program resident at once, each with a block of rows
-        programs = sm_count(x2d.device.index) * per_sm
-    programs = max(1, min(programs, triton.cdiv(M, rows)))
-    rows_per_program = triton.cdiv(triton.cdiv(M, programs), rows) * rows  # whole steps
-    programs = triton.cdiv(M, rows_per_program)
+    config = config or backward_config(N, x2d.element_size())
+    kind, block, rows, num_warps, per_sm = config[:5]
+    # a persistent grid: every program resident at once, each with a block of rows
+    programs, rows_per_program = backward_grid(M, rows, programs or sm_count(x2d.device.index) * per_sm)
 
     dx = torch.empty_like(x2d)
     dw = torch.empty(N, dtype=weight.dtype, device=x2d.device)
-    # one program: its sum is the answer, so it writes it straight to dw
-    part = dw if programs == 1 else torch.empty((programs, N), dtype=torch.float32, device=x2d.device)
-    rms_fast_bwd_kernel[(programs,)](
-        x2d, dy2d, dx, weight, rstd, part, M, N, rows_per_program,
-        BLOCK_N=block_n, ROWS=rows, PREFETCH=prefetch, num_warps=num_warps,
-    )
-    if programs > 1:
-        # one small launch sums the partial rows and casts to the weight's dtype
-        # (torch would need two: a sum, then a cast)
-        reduce_n = 64 if N > 2048 else 32
-        sum_partials_kernel[(triton.cdiv(N, reduce_n),)](
-            part, dw, programs, N, BLOCK_P=32, BLOCK_N=reduce_n, num_warps=4,
-        )
+    if kind == "row" and programs == 1:
+        # one program: its sum is the answer, so it writes it straight to dw
+        bwd_row[(1,)](x2d, dy2d, dx, weight, rstd, dw, M, N, rows_per_program,
+                      BLOCK_N=block, ROWS=rows, PREFETCH=config[5], num_warps=num_warps)
+        return dx, dw
+    part = torch.empty((programs, N), dtype=torch.float32, device=x2d.device)
+    if kind == "row":
+        bwd_row[(programs,)](x2d, dy2d, dx, weight, rstd, part, M, N, rows_per_program,
+                             BLOCK_N=block, ROWS=rows, PREFETCH=config[5], num_warps=num_warps)
+    else:
+        bwd_chunked[(programs,)](x2d, dy2d, dx, weight, rstd, M, N, rows_per_program, part,
+                                 CHUNK=block, ROWS=rows, num_warps=num_warps)
+    # one small launch sums the partial rows and casts to the weight's dtype
+    # (torch would need two: a sum, then a cast)
+    reduce_n = 64 if N > 2048 else 32
+    sum_partials[(triton.cdiv(N, reduce_n),)](part, dw, programs, N, BLOCK_P=32, BLOCK_N=reduce_n, num_warps=4)
     return dx, dw
 # --8<-- [end:fast_backward_launch]
 
@@ -272,10 +407,8 @@ class RMSNormFastFunction(torch.autograd.Function):
         x2d = x.reshape(-1, x.shape[-1])
         if not x2d.is_contiguous():
             x2d = x2d.contiguous()
-        weight = weight.contiguous()
-        y, rstd = forward_rows(x2d, weight, eps)
+        y, rstd = forward_rows(x2d, weight.contiguous(), eps)
         ctx.save_for_backward(x2d, weight, rstd)
-        ctx.x_shape = x.shape
         return y.view(x.shape)
 
     @staticmethod
@@ -284,8 +417,8 @@ class RMSNormFastFunction(torch.autograd.Function):
         dy2d = dy.reshape(x2d.shape)
         if not dy2d.is_contiguous():
             dy2d = dy2d.contiguous()
-        dx, dw = backward_rows(dy2d, x2d, weight, rstd)
-        return dx.view(ctx.x_shape), dw, None
+        dx, dw = backward_rows(dy2d, x2d, weight.contiguous(), rstd)
+        return dx.view(dy.shape), dw, None
 
 
 def rms_norm_fast(x, weight, eps=1e-6):

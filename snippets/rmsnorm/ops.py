@@ -141,7 +141,8 @@ def gamma_grad_kernel(partial_ptr, dgamma_ptr, n_rows, n_cols, BLOCK_M: tl.const
     for start in range(0, n_rows, BLOCK_M):
         rows = start + tl.arange(0, BLOCK_M)
         mask = (rows[:, None] < n_rows) & col_inside[None, :]
-        acc += tl.load(partial_ptr + rows[:, None] * n_cols + cols[None, :], mask=mask, other=0.0)
+        # int64: the partial buffer given to this public function may pass 2**31 elements
+        acc += tl.load(partial_ptr + rows[:, None].to(tl.int64) * n_cols + cols[None, :], mask=mask, other=0.0)
     total = tl.sum(acc, axis=0)  # a sum over rows, not a mean
     tl.store(dgamma_ptr + cols, total.to(dgamma_ptr.dtype.element_ty), mask=col_inside)
 # --8<-- [end:gamma_kernel]

@@ -1,0 +1,493 @@
+"""The tuning run behind the fast kernels' launch tables (notes/fast-kernels.md), on one CUDA GPU.
+
+    python -m faster.tune --out DIR [--step 256] [--budget-s 420]
+
+For every N that is a multiple of --step from 256 to 16384 (M = 2**27 / N rows, bf16), both ops:
+
+1. every candidate launch configuration of both designs of each pass (the whole row in registers,
+   "row", and the walk along the row in column chunks, "chunked"), timed GPU-bound: CUDA-graph
+   replay of 8 calls, so no host time is counted; the fastest becomes that N's table entry;
+2. with the new table: the fast path's forward and forward+backward, and torch eager's and
+   Liger-Kernel's (when installed), GPU-bound (graph replay) and as plain calls (host included);
+   torch.compile at a few N (each N is a compilation of its own); fp16 and fp32 (half the rows) at
+   a few N;
+3. the host's share: a fwd+bwd call at 128x257 fp32, the minimum over 300 plain calls, against
+   F.layer_norm / F.rms_norm, and the same call replayed from a CUDA graph.
+
+Writes DIR/layernorm-fast_tuned.json and DIR/rmsnorm-fast_tuned.json (copy them to
+snippets/<op>/fast_tuned.json) and DIR/tune.json with every timing. Candidates compile first, in
+parallel processes (Triton's on-disk cache then serves the timing process).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
+import torch
+import triton
+
+from faster.benchmark import LN_EPS, RMS_EPS, _inputs, _provider_fn
+from normkit.bench import copy_bandwidth_gb_per_s
+
+OPS = ("layernorm", "rmsnorm")
+TOTAL = 2**27  # elements per tensor at every N: 256 MiB in bf16
+COMPILE_N = (1024, 2560, 4096, 6144, 8192, 12288, 16384)
+OTHER_DTYPES_N = (2048, 4096, 8192, 16384)
+
+
+def fast_module(op):
+    if op == "layernorm":
+        from layernorm import fast
+    else:
+        from rmsnorm import fast
+    return fast
+
+
+def rows_for(n, total=TOTAL):
+    return max(1, round(total / n))
+
+
+def forward_candidates(n):
+    block = triton.next_power_of_2(n)
+    out = []
+    for rows in (1, 2, 4, 8):
+        for warps in (2, 4, 8, 16):
+            per_thread = rows * block // (warps * 32)
+            if rows * block <= 16384 and 4 <= per_thread <= 64:
+                out.append(("row", block, rows, warps))
+    for chunk in (1024, 2048, 4096):
+        for rows in (1, 2, 4):
+            for warps in (4, 8, 16):
+                per_thread = rows * chunk // (warps * 32)
+                if chunk <= block and rows * chunk <= 8192 and 4 <= per_thread <= 32:
+                    out.append(("chunked", chunk, rows, warps))
+    return out
+
+
+def backward_candidates(n):
+    block = triton.next_power_of_2(n)
+    out = []
+    for rows in (1, 2, 4, 8):
+        for warps in (4, 8, 16, 32):
+            per_thread = rows * block // (warps * 32)
+            if rows * block > 16384 or not 4 <= per_thread <= 32:
+                continue
+            for prefetch in (True, False):
+                if prefetch and rows * block > 8192:
+                    continue
+                for per_sm in ((1, 2) if rows * block >= 4096 else (2, 4)):
+                    out.append(("row", block, rows, warps, per_sm, prefetch))
+    if block >= 2048:
+        for chunk in (1024, 2048, 4096):
+            for rows in (1, 2, 4):
+                for warps in (4, 8, 16):
+                    per_thread = rows * chunk // (warps * 32)
+                    if chunk <= block and rows * chunk <= 8192 and 8 <= per_thread <= 32:
+                        for per_sm in ((1, 2) if rows * chunk * warps >= 16384 else (2, 4)):
+                            out.append(("chunked", chunk, rows, warps, per_sm))
+    return out
+
+
+PRIOR = {}  # (op, N, pass) -> the row-design configurations worth timing again (--prior)
+
+
+def keep(op, n, kind, cands, top=4):
+    """With --prior: the chunked candidates, and only the `top` fastest row ones of the prior run."""
+    best = PRIOR.get((op, n, kind))
+    if best is None:
+        return cands
+    return [c for c in cands if c[0] == "chunked" or tuple(c) in best]
+
+
+def load_prior(path, top=4):
+    for r in json.loads(Path(path).read_text())["tuned"]:
+        for kind in ("fwd", "bwd"):
+            ok = sorted((c for c in r[kind] if "ms" in c and c["config"][0] == "row"), key=lambda c: c["ms"])
+            PRIOR[(r["op"], r["N"], kind)] = {tuple(c["config"]) for c in ok[:top]}
+
+
+def _compile_key(cfg):
+    """What a compilation depends on: the per-SM factor only changes the grid."""
+    return cfg[:4] + cfg[5:]
+
+
+def _compile_task(task):
+    """Run one configuration once on a small tensor: Triton compiles it into its on-disk cache."""
+    op, n, kind, cfg = task
+    fast = fast_module(op)
+    x, w, b, dy, _ = _inputs(op, 64, n, torch.bfloat16, grad=False)
+    try:
+        if op == "layernorm":
+            _, stats = fast.forward_rows(x, w, b, LN_EPS, config=cfg if kind == "fwd" else None)
+            if kind == "bwd":
+                fast.backward_rows(dy, x, w, stats, config=cfg)
+        else:
+            _, rstd = fast.forward_rows(x, w, RMS_EPS, config=cfg if kind == "fwd" else None)
+            if kind == "bwd":
+                fast.backward_rows(dy, x, w, rstd, config=cfg)
+        torch.cuda.synchronize()
+        return None
+    except Exception as e:  # too many registers or shared memory: the timing skips it too
+        return f"{op} {n} {cfg}: {type(e).__name__} {str(e)[:100]}"
+
+
+def precompile(ns, workers):
+    tasks, seen = [], set()
+    for op in OPS:
+        for n in ns:
+            for kind, cands in (("fwd", forward_candidates(n)), ("bwd", backward_candidates(n))):
+                for cfg in keep(op, n, kind, cands):
+                    key = (op, kind, _compile_key(cfg))  # a row config names its BLOCK_N
+                    if key not in seen:
+                        seen.add(key)
+                        tasks.append((op, n, kind, cfg))
+    with ProcessPoolExecutor(workers, mp_context=__import__("multiprocessing").get_context("spawn")) as pool:
+        errors = [e for e in pool.map(_compile_task, tasks, chunksize=4) if e]
+    return len(tasks), errors
+
+
+def graph_ms(step, calls=8, replays=5):
+    """GPU time of one step(): median replay time of a CUDA graph of `calls` steps, divided by calls."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        step()
+        step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            step()
+    graph.replay()
+    times = []
+    for _ in range(replays):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        graph.replay()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) / calls)
+    del graph
+    return statistics.median(times)
+
+
+def plain_ms(step, calls=10, samples=5):
+    """Wall time of one plain call, host included: median over samples of back-to-back calls."""
+    step()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(samples):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(calls):
+            step()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) / calls)
+    return statistics.median(times)
+
+
+def pct(n_bytes, ms, copy):
+    return 100 * n_bytes / (ms * 1e-3) / 1e9 / copy
+
+
+def tune_n(op, n, copy, dtype=torch.bfloat16):
+    """Every candidate of both passes at one N; returns the timings and the best of each."""
+    fast = fast_module(op)
+    m = rows_for(n)
+    elt = torch.empty((), dtype=dtype).element_size()
+    x, w, b, dy, _ = _inputs(op, m, n, dtype, grad=False)
+    head = (x, w, b, LN_EPS) if op == "layernorm" else (x, w, RMS_EPS)
+    saved = fast.forward_rows(*head)[1]
+    result = {"op": op, "N": n, "M": m, "fwd": [], "bwd": []}
+    for kind, cands, n_bytes in (("fwd", forward_candidates(n), 2), ("bwd", backward_candidates(n), 3)):
+        for cfg in keep(op, n, kind, cands):
+            if kind == "fwd":
+                step = lambda: fast.forward_rows(*head, config=cfg)  # noqa: E731
+            else:
+                step = lambda: fast.backward_rows(dy, x, w, saved, config=cfg)  # noqa: E731
+            try:
+                ms = graph_ms(step)
+                result[kind].append({"config": list(cfg), "ms": ms, "pct": pct(n_bytes * m * n * elt, ms, copy)})
+            except Exception as e:
+                result[kind].append({"config": list(cfg), "error": f"{type(e).__name__}: {str(e)[:100]}"})
+        ok = [r for r in result[kind] if "ms" in r]
+        result[f"best_{kind}"] = min(ok, key=lambda r: r["ms"]) if ok else None
+    del x, w, b, dy, saved
+    torch.cuda.empty_cache()
+    return result
+
+
+def providers_at(op, n, copy, dtype, providers, plain=True):
+    """GPU-bound (graph replay) and plain-call fwd and fwd+bwd of each provider at one N."""
+    m = rows_for(n) if dtype != torch.float32 else rows_for(n) // 2
+    elt = torch.empty((), dtype=dtype).element_size()
+    rows = []
+    for name in providers:
+        row = {"op": op, "provider": name, "N": n, "M": m, "dtype": str(dtype).replace("torch.", "")}
+        try:
+            if name == "compile":
+                torch._dynamo.reset()
+            fn = _provider_fn(op, name)
+            x, w, b, dy, params = _inputs(op, m, n, dtype, grad=True)
+            with torch.no_grad():
+                fwd = lambda: fn(x, w, b)  # noqa: E731
+                row["fwd_gpu_ms"] = graph_ms(fwd)
+                if plain:
+                    row["fwd_plain_ms"] = plain_ms(fwd)
+            both = lambda: torch.autograd.grad(fn(x, w, b), params, dy)  # noqa: E731
+            row["fwd_bwd_gpu_ms"] = graph_ms(both)
+            if plain:
+                row["fwd_bwd_plain_ms"] = plain_ms(both)
+            for key, mult in (("fwd", 2), ("fwd_bwd", 5)):
+                for how in ("gpu", "plain"):
+                    if f"{key}_{how}_ms" in row:
+                        row[f"{key}_{how}_pct"] = pct(mult * m * n * elt, row[f"{key}_{how}_ms"], copy)
+            del x, w, b, dy, params
+        except Exception as e:
+            row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+        torch.cuda.empty_cache()
+        rows.append(row)
+    return rows
+
+
+def host_share(op, calls=300):
+    """fwd+bwd at 128x257 fp32: minimum plain-call time over `calls` calls, and graph replay."""
+    out = []
+    for name in ("fast", "torch", "liger"):
+        row = {"op": op, "provider": name}
+        try:
+            fn = _provider_fn(op, name)
+            x, w, b, dy, params = _inputs(op, 128, 257, torch.float32, grad=True)
+            step = lambda: torch.autograd.grad(fn(x, w, b), params, dy)  # noqa: E731
+            for key, call in (("fwd", lambda: fn(x, w, b)), ("fwd_bwd", step)):
+                for _ in range(20):
+                    call()
+                torch.cuda.synchronize()
+                times = []
+                for _ in range(calls):
+                    t = time.perf_counter()
+                    call()
+                    torch.cuda.synchronize()
+                    times.append(1e6 * (time.perf_counter() - t))
+                row[f"{key}_min_us"] = min(times)
+                row[f"{key}_median_us"] = statistics.median(times)
+                row[f"{key}_graph_us"] = 1e3 * graph_ms(call, calls=20)
+        except Exception as e:
+            row["error"] = f"{type(e).__name__}: {str(e)[:160]}"
+        out.append(row)
+    return out
+
+
+class _Identity(torch.autograd.Function):
+    """The autograd machinery alone: a Python forward and backward that launch nothing."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy
+
+
+def host_breakdown(op, calls=300):
+    """Host time of each step of a fast fwd+bwd call at 128x257 fp32: the minimum over `calls`
+    calls of each step alone (host time only: the GPU is synchronized outside the timed region)."""
+    fast = fast_module(op)
+    x, w, b, dy, params = _inputs(op, 128, 257, torch.float32, grad=True)
+    xd, wd, bd = (t.detach() for t in (x, w, b))
+    if op == "layernorm":
+        fwd = lambda: fast.forward_rows(xd, wd, bd, LN_EPS)  # noqa: E731
+        saved = fwd()[1]
+        bwd = lambda: fast.backward_rows(dy, xd, wd, saved)  # noqa: E731
+        check = lambda: fast.check_inputs(x, (257,), w, b, LN_EPS)  # noqa: E731
+        y, stats = torch.empty_like(xd), torch.empty((2, 128), device="cuda")
+        cfg = fast.forward_config(257, 4)
+        args = (xd, y, wd, bd, stats, 128, 257, LN_EPS)
+        jit = lambda: fast.ln_fast_fwd_kernel[(triton.cdiv(128, cfg[2]),)](  # noqa: E731
+            *args, BLOCK_N=cfg[1], ROWS=cfg[2], num_warps=cfg[3])
+        direct = lambda: fast.fwd_row[(triton.cdiv(128, cfg[2]),)](  # noqa: E731
+            *args, BLOCK_N=cfg[1], ROWS=cfg[2], num_warps=cfg[3])
+    else:
+        fwd = lambda: fast.forward_rows(xd, wd, RMS_EPS)  # noqa: E731
+        saved = fwd()[1]
+        bwd = lambda: fast.backward_rows(dy, xd, wd, saved)  # noqa: E731
+        check = lambda: fast.check_inputs(x, w, RMS_EPS)  # noqa: E731
+        y, rstd = torch.empty_like(xd), torch.empty(128, device="cuda")
+        cfg = fast.forward_config(257, 4)
+        args = (xd, y, wd, rstd, 128, 257, RMS_EPS)
+        jit = lambda: fast.rms_fast_fwd_kernel[(triton.cdiv(128, cfg[2]),)](  # noqa: E731
+            *args, BLOCK_N=cfg[1], ROWS=cfg[2], num_warps=cfg[3])
+        direct = lambda: fast.fwd_row[(triton.cdiv(128, cfg[2]),)](  # noqa: E731
+            *args, BLOCK_N=cfg[1], ROWS=cfg[2], num_warps=cfg[3])
+    fn = _provider_fn(op, "fast")
+    torch_fn = _provider_fn(op, "torch")
+    xi = torch.randn(128, 257, device="cuda", requires_grad=True)
+    steps = {
+        "check_inputs": check, "empty_like": lambda: torch.empty_like(xd), "jit_launch": jit,
+        "direct_launch": direct, "forward_rows": fwd, "backward_rows": bwd,
+        "forward_call": lambda: fn(x, w, b),
+        "fwd_bwd_call": lambda: torch.autograd.grad(fn(x, w, b), params, dy),
+        "identity_fwd_bwd": lambda: torch.autograd.grad(_Identity.apply(xi), xi, xi),
+        "torch_fwd_bwd": lambda: torch.autograd.grad(torch_fn(x, w, b), params, dy),
+    }
+    out = {"op": op}
+    for name, step in steps.items():
+        for _ in range(10):
+            step()
+        best = float("inf")
+        for _ in range(calls):
+            torch.cuda.synchronize()
+            t = time.perf_counter()
+            step()
+            best = min(best, time.perf_counter() - t)
+        out[name] = 1e6 * best
+    torch.cuda.synchronize()
+    return out
+
+
+def table_from(results, op):
+    """The tuned table: the fastest configuration of each pass at each N, per-N entries only."""
+    table = {"forward": {}, "backward": {}}
+    for r in results:
+        if r["op"] != op:
+            continue
+        for kind, key in (("fwd", "forward"), ("bwd", "backward")):
+            best = r[f"best_{kind}"]
+            if best:
+                cfg = list(best["config"])
+                if cfg[0] == "row":
+                    cfg = [cfg[0], *cfg[2:]]  # BLOCK_N follows from N
+                table[key][str(r["N"])] = cfg
+    return table
+
+
+def table_json(device, table):
+    """The table file: one line per N, in order of N, so a diff shows which widths changed."""
+    lines = [f'{{"device": {json.dumps(device)}, "dtype": "bfloat16", "rows": "2**27 / N",']
+    for i, key in enumerate(("forward", "backward")):
+        entries = sorted(table[key].items(), key=lambda kv: int(kv[0]))
+        body = ",\n".join(f"  {json.dumps(n)}: {json.dumps(c)}" for n, c in entries)
+        lines.append(f' "{key}": {{\n{body}\n }}' + ("," if i == 0 else "}"))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", required=True)
+    p.add_argument("--step", type=int, default=256)
+    p.add_argument("--n-min", type=int, default=256)
+    p.add_argument("--budget-s", type=float, default=330, help="stop tuning new N after this many seconds")
+    p.add_argument("--deadline-s", type=float, default=540, help="skip what is left after this many seconds")
+    p.add_argument("--prior", help="tune.json of an earlier run: time only its 4 best row configurations again")
+    p.add_argument("--providers-step", type=int, default=256, help="providers at every N that is a multiple of this")
+    p.add_argument("--wait-pid", type=int, help="after compiling, wait for this process (tests on the same GPU)")
+    p.add_argument("--workers", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
+    a = p.parse_args(argv)
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    ns = list(range(a.n_min, 16384 + 1, a.step))
+    if a.prior:
+        load_prior(a.prior)
+    report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
+              "total_elements": TOTAL, "step": a.step}
+
+    def save():
+        (out / "tune.json").write_text(json.dumps(report, indent=1) + "\n")
+
+    n_tasks, errors = precompile(ns, a.workers)
+    report["precompile"] = {"tasks": n_tasks, "errors": errors, "s": round(time.time() - t0, 1)}
+    print(f"# precompiled {n_tasks} configurations in {time.time() - t0:.0f} s, {len(errors)} failed", flush=True)
+    while a.wait_pid and Path(f"/proc/{a.wait_pid}").exists():
+        time.sleep(0.5)  # nothing else on the GPU while timing
+    report["copy_gbps"] = copy = copy_bandwidth_gb_per_s()
+    tuned = []
+    # the widths at the ends of each power-of-two range first, then the rest: a cut-short run
+    # still covers the range
+    order = sorted(ns, key=lambda n: (n % 1024 != 0, n))
+    for n in order:
+        if time.time() - t0 > a.budget_s:
+            print(f"# budget reached before N={n}", flush=True)
+            break
+        for op in OPS:
+            r = tune_n(op, n, copy)
+            tuned.append(r)
+            bf, bb = r["best_fwd"], r["best_bwd"]
+            print(f"{op[:3]} N={n:5d} fwd {bf['pct']:5.1f}% {bf['config']}  bwd {bb['pct']:5.1f}% {bb['config']}",
+                  flush=True)
+        report["tuned"] = tuned
+        save()
+    report["tune_s"] = round(time.time() - t0, 1)
+    for op in OPS:
+        table = table_from(tuned, op)
+        (out / f"{op}-fast_tuned.json").write_text(table_json(report["device"], table), encoding="utf-8")
+        fast = fast_module(op)
+        fast.TUNED = out / f"{op}-fast_tuned.json"
+        for f in (fast.tuned_table, fast.forward_config, fast.backward_config):
+            f.cache_clear()
+    # the providers, with the new tables
+    try:
+        import liger_kernel  # noqa: F401
+        others = ["torch", "liger"]
+    except ImportError:
+        others = ["torch"]
+    report["providers"] = []
+    for n in sorted({r["N"] for r in tuned if r["N"] % a.providers_step == 0}):
+        if time.time() - t0 > a.deadline_s - 120:
+            break
+        for op in OPS:
+            report["providers"] += providers_at(op, n, copy, torch.bfloat16, ["fast", *others], plain=n % 512 == 0)
+        save()
+    print(f"# providers done at {time.time() - t0:.0f} s", flush=True)
+    for n in OTHER_DTYPES_N:
+        if time.time() - t0 > a.deadline_s - 100:
+            break
+        for op in OPS:
+            for dtype in (torch.float16, torch.float32):
+                report["providers"] += providers_at(op, n, copy, dtype, ["fast", *others], plain=False)
+    save()
+    report["host"] = [row for op in OPS for row in host_share(op)]
+    report["host_breakdown"] = [host_breakdown(op) for op in OPS]
+    save()
+    print(f"# other dtypes and host share done at {time.time() - t0:.0f} s", flush=True)
+    for n in COMPILE_N:
+        if time.time() - t0 > a.deadline_s - 30:
+            break
+        for op in OPS:
+            report["providers"] += providers_at(op, n, copy, torch.bfloat16, ["compile"], plain=False)
+        save()
+    report["copy_gbps_end"] = copy_bandwidth_gb_per_s()
+    report["total_s"] = round(time.time() - t0, 1)
+    save()
+    summary(report)
+
+
+def summary(report):
+    """One line per N: the fast path against the best other provider, GPU-bound, % of copy."""
+    rows = [r for r in report["providers"] if "error" not in r and r["dtype"] == "bfloat16"]
+    by = {}
+    for r in rows:
+        by.setdefault((r["op"], r["N"]), {})[r["provider"]] = r
+    print(f"copy {report['copy_gbps']:.0f} GB/s; fast fwd / fwd+bwd GPU-bound (plain) vs best other")
+    for (op, n), d in sorted(by.items()):
+        f = d.get("fast")
+        if not f:
+            continue
+        best = {k: max(((o[f"{k}_gpu_pct"], name) for name, o in d.items() if name != "fast"), default=(0, "-"))
+                for k in ("fwd", "fwd_bwd")}
+        plain = f" ({f['fwd_bwd_plain_pct']:.0f})" if "fwd_bwd_plain_pct" in f else ""
+        print(f"{op[:3]} {n:5d} {f['fwd_gpu_pct']:5.1f} {f['fwd_bwd_gpu_pct']:5.1f}{plain} | "
+              f"{best['fwd'][1]} {best['fwd'][0]:.1f} {best['fwd_bwd'][1]} {best['fwd_bwd'][0]:.1f}")
+    for h in report.get("host", []) + report.get("host_breakdown", []):
+        print("host", json.dumps({k: (round(v, 1) if isinstance(v, float) else v) for k, v in h.items()}))
+
+
+if __name__ == "__main__":
+    main()
