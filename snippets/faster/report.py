@@ -9,7 +9,11 @@ Files, for each chapter OP in (layernorm, rmsnorm):
   bandwidth measured in the same run, and whether the issue's targets are met (computed here);
 - OP-small.md: the launch-bound 128x257 case, µs per call, plain calls against CUDA-graph replay;
 - OP-profile.md: host time against GPU time of one fwd+bwd call, and the same call from a CUDA graph;
-- OP-bandwidth.svg: % of copy bandwidth against N for every provider (fwd and fwd+bwd panels);
+- OP-sweep-gpu.svg, OP-sweep-plain.svg: % of copy bandwidth against N over the sweep (M = total / N
+  rows) for every provider, fwd and fwd+bwd panels: GPU-bound (CUDA-graph replay) and plain calls;
+- OP-sweep.md: the sweep at a few N plus each provider's worst N, GPU-bound and plain;
+- OP-dtypes.md: the sweep's fp16 and fp32 points; OP-host.md: the host's share of one call
+  (fastest of many plain calls at a small shape, against eager PyTorch and CUDA-graph replay);
 
 and dw-error.md (LayerNorm dW error per design) and quotes.json (every number the pages quote, as
 ready-to-print strings: a page writes {{ faster.KEY }}). Tables and quotes are written in every
@@ -203,45 +207,165 @@ def _half_ulp(value, dtype):
     return 2.0 ** (math.floor(math.log2(value)) - mantissa_bits)
 
 
-def _series(res, op):
-    """{provider: [(N, row)]}: the sweep's rows and, at the target N, the targets' rows."""
-    rows = res["targets"][op] + res["sweep"][op]
+SHOW_N = (1024, 2560, 4096, 6144, 8192, 12288, 16384)  # the sweep's columns in the tables
+HOW = {"gpu": "_gpu_pct_copy", "plain": "_pct_copy"}  # GPU-bound (graph replay) or plain calls
+INK = "#808080"  # axes and text: readable on the light and the dark theme
+
+
+def _total_text(total):
+    """2**27 as 2²⁷ (a power of two), anything else as digits."""
+    exponent = total.bit_length() - 1
+    if total == 2**exponent:
+        return "2" + str(exponent).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return str(total)
+
+
+def _sweep_rows(res, op, dtype=None):
+    """The sweep's rows of one dtype (the run's, by default) that measured."""
+    dtype = dtype or res["dtype"]
+    return [r for r in res["sweep"][op] if r.get("dtype", res["dtype"]) == dtype and _ok(r)]
+
+
+def _series(res, op, how):
+    """{provider: [(N, row)]} in order of N, for rows that have this kind of figure."""
+    rows = _sweep_rows(res, op)
     series = {}
-    for name in _installed(rows):
-        points = sorted((r["N"], r) for r in rows if r["provider"] == name and _ok(r))
+    for name in _installed(res["sweep"][op]):
+        points = sorted(((r["N"], r) for r in rows if r["provider"] == name and f"fwd_bwd{HOW[how]}" in r),
+                        key=lambda point: point[0])
         if points:
             series[name] = points
     return series
 
 
-def bandwidth_svg(res, op, gpu, path):
-    series = _series(res, op)
+def _sweep_target(res, n):
+    goal = res["sweep_targets_pct"]
+    return goal["fwd_bwd"] if n <= goal["wide_above"] else goal["fwd_bwd_wide"]
+
+
+def sweep_svg(res, op, gpu, path, how):
+    series = _series(res, op, how)
     ns = sorted({n for points in series.values() for n, _ in points})
-    with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "path", "font.size": 10}):
-        fig, axes = plt.subplots(1, 2, figsize=(9, 4.1), sharey=True)
+    ticks = [n for n in ns if n % 2048 == 0 or n == ns[0]]
+    with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "path", "font.size": 10,
+                         "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK,
+                         "xtick.color": INK, "ytick.color": INK}):
+        fig, axes = plt.subplots(1, 2, figsize=(9, 4.3), sharey=True)
         for ax, (key, label, _) in zip(axes, MODES):
             for name, points in series.items():
-                ax.plot([n for n, _ in points], [r[f"{key}_pct_copy"] for _, r in points], marker=MARKERS[name],
-                        markersize=4, linewidth=2 if name == "fast" else 1.2, color=COLORS[name],
+                ax.plot([n for n, _ in points], [r[f"{key}{HOW[how]}"] for _, r in points], marker=MARKERS[name],
+                        markersize=3, linewidth=2 if name == "fast" else 1.2, color=COLORS[name],
                         label=NAMES[op][name])
-            target = res["targets_pct"][key]
-            ax.axhline(target, color="0.4", linestyle="--", linewidth=1)
-            ax.text(ns[0], target + 1.5, f"{target:.0f}%", color="0.3", fontsize=8)
-            ax.axhline(100, color="0.7", linestyle=":", linewidth=1)
-            ax.set_xscale("log", base=2)
-            ax.set_xticks(ns, [str(n) for n in ns])
-            ax.minorticks_off()
+            if how == "gpu":  # the issue's targets are GPU-bound
+                goal = res["sweep_targets_pct"]
+                if key == "fwd":
+                    ax.plot([ns[0], ns[-1]], [goal["fwd"]] * 2, color=INK, linestyle="--", linewidth=1)
+                else:
+                    edge = goal["wide_above"]
+                    ax.plot([ns[0], edge, edge, ns[-1]], [goal["fwd_bwd"], goal["fwd_bwd"], goal["fwd_bwd_wide"],
+                                                         goal["fwd_bwd_wide"]], color=INK, linestyle="--", linewidth=1)
+            ax.axhline(100, color=INK, linestyle=":", linewidth=0.8)
+            ax.set_xticks(ticks, [str(n) for n in ticks], rotation=45)
             ax.set_title(label)
             ax.set_xlabel("N")
             ax.set_ylim(0, 110)
-            ax.grid(True, linewidth=0.4, alpha=0.5)
+            ax.grid(True, linewidth=0.4, alpha=0.4, color=INK)
+            ax.set_facecolor("none")
         axes[0].set_ylabel("% copy")
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False, fontsize=8)
-        fig.suptitle(f"{gpu} · M = {res['M']} · {res['dtype']}", fontsize=10)
-        fig.tight_layout(rect=(0, 0.07, 1, 1))
-        fig.savefig(path, format="svg", metadata={"Date": None})
+        total = res["sweep_total"]
+        fig.suptitle(f"{gpu} · M = {_total_text(total)} / N · {res['dtype']}", fontsize=10)
+        fig.tight_layout(rect=(0, 0.08, 1, 1))
+        fig.savefig(path, format="svg", metadata={"Date": None}, transparent=True)
         plt.close(fig)
+
+
+def _worst(points, key):
+    """(N, row) of the lowest figure."""
+    return min(points, key=lambda point: point[1][key])
+
+
+def sweep_md(res, op, t):
+    out = []
+    for how in ("gpu", "plain"):
+        series = _series(res, op, how)
+        cols = [n for n in SHOW_N if any(n == m for points in series.values() for m, _ in points)]
+        out += [f"**{t('sweep_' + how)}** · {t('fwd')} / {t('fwdbwd')}, {t('pct_copy')} · M = {_total_text(res['sweep_total'])} / N"
+                f" · {res['dtype']}", "",
+                f"| {t('provider')} | " + " | ".join(f"N = {n}" for n in cols) + f" | {t('worst_n')} |",
+                "|---|" + "--:|" * len(cols) + "--:|"]
+        for name, points in series.items():
+            at = dict(points)
+            cells = [f"{t.number(at[n]['fwd' + HOW[how]], '.1f')} / {t.number(at[n]['fwd_bwd' + HOW[how]], '.1f')}"
+                     if n in at else "—" for n in cols]
+            n_worst, worst = _worst(points, "fwd_bwd" + HOW[how])
+            cells.append(f"N = {n_worst}: {t.number(worst['fwd' + HOW[how]], '.1f')} / "
+                         f"{t.number(worst['fwd_bwd' + HOW[how]], '.1f')}")
+            out.append(f"| `{NAMES[op][name]}` | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def dtypes_md(res, op, t):
+    rows = [r for r in res["sweep"][op] if r.get("dtype", res["dtype"]) != res["dtype"] and _ok(r)
+            and "fwd_bwd_gpu_pct_copy" in r]
+    out = [f"**{t('sweep_gpu')}** · {t('pct_copy')}", "",
+           f"| {t('shape')} | dtype | {t('provider')} | {t('fwd')} | {t('fwdbwd')} |", "|---|---|---|--:|--:|"]
+    for r in sorted(rows, key=lambda r: (r["N"], r["dtype"], PROVIDERS.index(r["provider"]))):
+        out.append(f"| {_shape_text(r['M'], r['N'])} | {r['dtype']} | `{NAMES[op][r['provider']]}` | "
+                   f"{_pct(r['fwd_gpu_pct_copy'], t)} | {_pct(r['fwd_bwd_gpu_pct_copy'], t)} |")
+    return "\n".join(out) + "\n"
+
+
+def host_md(res, op, t):
+    rows = [r for r in res["host"] if r["op"] == op and _ok(r)]
+    torch_row = next((r for r in rows if r["provider"] == "torch"), None)
+    first = rows[0]
+    out = [f"**{_shape_text(first['M'], first['N'])} {first['dtype']}** · {t('fastest_of').replace('{calls}', str(first['calls']))}",
+           "", f"| {t('provider')} | {t('fwd')}, {t('plain')} | {t('fwdbwd')}, {t('plain')} | {t('vs_eager')} "
+           f"| {t('fwd')}, {t('graph')} | {t('fwdbwd')}, {t('graph')} |", "|---|--:|--:|--:|--:|--:|"]
+    for r in rows:
+        ratio = _ratio(r["fwd_bwd_min_us"] / torch_row["fwd_bwd_min_us"], t) if torch_row else "—"
+        out.append(f"| `{NAMES[op][r['provider']]}` | {_num(r['fwd_min_us'], t)} | {_num(r['fwd_bwd_min_us'], t)} | "
+                   f"{ratio} | {_num(r['fwd_graph_us'], t)} | {_num(r['fwd_bwd_graph_us'], t)} |")
+    return "\n".join(out) + "\n"
+
+
+def _sweep_quotes(res, op, p, t, q):
+    """Sweep figures the pages quote: targets met, each provider's worst N, the fast path at each N."""
+    for how in ("gpu", "plain"):
+        for name, points in _series(res, op, how).items():
+            for key, _, _ in MODES:
+                short = key.replace("_", "")
+                n_worst, worst = _worst(points, key + HOW[how])
+                q[f"{p}_{name}_{how}_worst_{short}_n"] = str(n_worst)
+                q[f"{p}_{name}_{how}_worst_{short}_pct"] = _pct(worst[key + HOW[how]], t)
+                for n, r in points:
+                    q[f"{p}_{name}_{how}_{short}_pct_n{n}"] = _pct(r[key + HOW[how]], t)
+    fast = dict(_series(res, op, "gpu").get("fast", []))
+    if fast:
+        goal = res["sweep_targets_pct"]
+        fwd_met = sum(r["fwd_gpu_pct_copy"] >= goal["fwd"] for r in fast.values())
+        both_met = sum(r["fwd_bwd_gpu_pct_copy"] >= _sweep_target(res, n) for n, r in fast.items())
+        q[f"{p}_sweep_fwd_met"] = f"{fwd_met} / {len(fast)}"
+        q[f"{p}_sweep_fwdbwd_met"] = f"{both_met} / {len(fast)}"
+        # N at which another provider is faster than the fast path, GPU-bound fwd+bwd
+        rows = _sweep_rows(res, op)
+        behind = sorted({r["N"] for r in rows if r["provider"] != "fast" and r["N"] in fast
+                         and r.get("fwd_bwd_gpu_pct_copy", 0) > fast[r["N"]]["fwd_bwd_gpu_pct_copy"]})
+        q[f"{p}_sweep_fwdbwd_behind_n"] = ", ".join(map(str, behind)) or "—"
+    host = {r["provider"]: r for r in res["host"] if r["op"] == op and _ok(r)}
+    for name, r in host.items():
+        for key, _, _ in MODES:
+            short = key.replace("_", "")
+            q[f"{p}_{name}_host_{short}_us"] = _num(r[f"{key}_min_us"], t)
+            q[f"{p}_{name}_host_{short}_graph_us"] = _num(r[f"{key}_graph_us"], t)
+        q["host_shape"], q["host_dtype"], q["host_calls"] = _shape_text(r["M"], r["N"]), r["dtype"], str(r["calls"])
+    if "fast" in host and "torch" in host:
+        for key, _, _ in MODES:
+            short = key.replace("_", "")
+            q[f"{p}_host_{short}_vs_torch"] = _ratio(host["fast"][f"{key}_min_us"] / host["torch"][f"{key}_min_us"], t)
 
 
 def quotes(measurements, t=ENGLISH):
@@ -253,7 +377,12 @@ def quotes(measurements, t=ENGLISH):
          "copy_gbps": t.number(copy, ".0f"), "copy_gbps_end": t.number(res["copy_gbps_end"], ".0f"), "m": str(m),
          "dtype": res["dtype"], "target_fwd": t.number(goal["fwd"], ".0f") + "%",
          "target_fwdbwd": t.number(goal["fwd_bwd"], ".0f") + "%",
-         "sweep_n_min": str(min(res["sweep_n"])), "sweep_n_max": str(max(res["sweep_n"]))}
+         "sweep_n_min": str(min(res["sweep_n"])), "sweep_n_max": str(max(res["sweep_n"])),
+         "sweep_n_count": str(len(res["sweep_n"])), "sweep_total": _total_text(res["sweep_total"]),
+         "sweep_target_fwd": t.number(res["sweep_targets_pct"]["fwd"], ".0f") + "%",
+         "sweep_target_fwdbwd": t.number(res["sweep_targets_pct"]["fwd_bwd"], ".0f") + "%",
+         "sweep_target_fwdbwd_wide": t.number(res["sweep_targets_pct"]["fwd_bwd_wide"], ".0f") + "%",
+         "sweep_wide_above": str(res["sweep_targets_pct"]["wide_above"])}
 
     for op, p in OPS.items():
         index = _index(res["targets"][op])
@@ -295,8 +424,8 @@ def quotes(measurements, t=ENGLISH):
             if c:
                 halves = 2 if op == "layernorm" else 1  # dW and dB, or dW alone
                 part = c["bwd_programs"] * n * 4 * halves
-                for k in ("fwd_rows", "fwd_warps", "fwd_programs", "bwd_rows", "bwd_warps", "programs_per_sm",
-                          "bwd_programs", "rows_per_program"):
+                for k in ("fwd_design", "fwd_block", "fwd_rows", "fwd_warps", "fwd_programs", "bwd_design",
+                          "bwd_block", "bwd_rows", "bwd_warps", "programs_per_sm", "bwd_programs", "rows_per_program"):
                     q[f"{p}_{k}_{s}"] = str(c[k])
                 q[f"{p}_prefetch_{s}"] = "PREFETCH=1" if c["prefetch"] else "PREFETCH=0"
                 q[f"{p}_partial_mb_{s}"] = t.number(part / 1e6, ".1f")
@@ -305,11 +434,7 @@ def quotes(measurements, t=ENGLISH):
             if op == "rmsnorm":
                 q[f"rms_teaching_partial_mb_{s}"] = t.number(m * n * 4 / 1e6, ".0f")
         q[f"{p}_targets_met"] = f"{met} / {total}"
-        for r in res["sweep"][op]:  # plot data, quicker timing: % of copy only
-            if _ok(r):
-                for key, _, _ in MODES:
-                    q[f"{p}_{r['provider']}_{key.replace('_', '')}_pct_{_shape_key(r['M'], r['N'])}"] = _pct(
-                        r[f"{key}_pct_copy"], t)
+        _sweep_quotes(res, op, p, t, q)
 
         for pr in res["profile"]:
             if pr["op"] != op or "error" in pr:
@@ -375,7 +500,11 @@ def write(measurements, out_dir):
         write_localized(out_dir, f"{op}-targets.md", lambda t, op=op: targets_md(res, op, t))
         write_localized(out_dir, f"{op}-small.md", lambda t, op=op: small_md(res, op, t))
         write_localized(out_dir, f"{op}-profile.md", lambda t, op=op: profile_md(res, op, t))
-        bandwidth_svg(res, op, gpu, out_dir / f"{op}-bandwidth.svg")
+        write_localized(out_dir, f"{op}-sweep.md", lambda t, op=op: sweep_md(res, op, t))
+        write_localized(out_dir, f"{op}-dtypes.md", lambda t, op=op: dtypes_md(res, op, t))
+        write_localized(out_dir, f"{op}-host.md", lambda t, op=op: host_md(res, op, t))
+        for how in HOW:
+            sweep_svg(res, op, gpu, out_dir / f"{op}-sweep-{how}.svg", how)
     write_localized(out_dir, "dw-error.md", lambda t: dw_md(res["dw_error"], t))
     write_localized(out_dir, "quotes.json", lambda t: json.dumps(
         quotes(measurements, t), indent=2, sort_keys=True, ensure_ascii=False) + "\n")

@@ -41,11 +41,22 @@ def _rows(op, ns, scale=1.0):
     return rows
 
 
+def _sweep_row(row):
+    """A sweep row: plain calls at the row's figures, GPU-bound 10 points higher (synthetic)."""
+    if "error" in row:
+        return row
+    row = dict(row)
+    for key in ("fwd", "fwd_bwd"):
+        row[f"{key}_gpu_pct_copy"] = row[f"{key}_pct_copy"] + 10
+    return row
+
+
 def synthetic_measurements():
     targets = {op: _rows(op, TARGET_N) for op in ("layernorm", "rmsnorm")}
-    sweep = {op: [r for r in _rows(op, [1024, 2048, 16384], 0.5) if r["provider"] != "compile"]
-             for op in ("layernorm", "rmsnorm")}
-    small, profile, launch = [], [], {}
+    sweep = {op: [_sweep_row(r) for r in _rows(op, SWEEP_N, 0.5)] for op in ("layernorm", "rmsnorm")}
+    for op in ("layernorm", "rmsnorm"):
+        sweep[op].append({**_sweep_row(_row(op, "fast", 4096, 90.0, 80.0, elt=4)), "dtype": "float32", "M": M // 2})
+    small, profile, launch, host_rows = [], [], {}, []
     for op in ("layernorm", "rmsnorm"):
         for provider, plain, graph in (("teaching", 500.0, 12.0), ("fast", 400.0, 8.0), ("torch", 200.0, 10.0)):
             small.append({"op": op, "provider": provider, "M": 128, "N": 257, "dtype": "float32",
@@ -64,9 +75,13 @@ def synthetic_measurements():
                                 "graph_us_per_call": gpu + 10})
             profile.append({"op": op, "provider": "liger", "M": M, "N": n,
                             "error": "ModuleNotFoundError: No module named 'liger_kernel'"})
-        launch[op] = [{"op": op, "M": M, "N": n, "block_n": n, "fwd_rows": 1, "fwd_warps": 8, "fwd_programs": M,
-                       "bwd_rows": 1, "bwd_warps": 16, "programs_per_sm": 2, "prefetch": True, "sm_count": 100,
+        launch[op] = [{"op": op, "M": M, "N": n, "fwd_design": "row", "fwd_block": n, "fwd_rows": 1, "fwd_warps": 8,
+                       "fwd_programs": M, "bwd_design": "row", "bwd_block": n, "bwd_rows": 1, "bwd_warps": 16,
+                       "programs_per_sm": 2, "prefetch": True, "sm_count": 100,
                        "bwd_programs": 200, "rows_per_program": 164} for n in SWEEP_N]
+        for provider, fwd_us, both_us in (("fast", 60.0, 300.0), ("torch", 30.0, 150.0)):
+            host_rows.append({"op": op, "provider": provider, "M": 128, "N": 257, "dtype": "float32", "calls": 300,
+                         "fwd_min_us": fwd_us, "fwd_bwd_min_us": both_us, "fwd_graph_us": 3.0, "fwd_bwd_graph_us": 8.0})
     err = {"max_abs_ref": 600.0}
     dw = {"M": M, "N": 4096, "dtype": "bfloat16",
           "teaching": {"max_abs": 2.0, "rel_norm": 1.5e-3, **err}, "fast": {"max_abs": 2.0, "rel_norm": 1.5e-3, **err},
@@ -76,6 +91,8 @@ def synthetic_measurements():
     results = {"quick": False, "device": "Synthetic GPU", "sm_count": 100, "copy_gbps": COPY, "copy_gbps_end": 3990.0,
                "targets_pct": {"fwd": 92.0, "fwd_bwd": 85.0}, "M": M, "dtype": "bfloat16", "target_n": TARGET_N,
                "sweep_n": SWEEP_N, "providers": ["teaching", "fast", "torch", "compile", "liger"],
+               "sweep_total": 2**27, "host": host_rows,
+               "sweep_targets_pct": {"fwd": 90.0, "fwd_bwd": 85.0, "fwd_bwd_wide": 75.0, "wide_above": 8192},
                "timing": {}, "launch": launch, "targets": targets, "sweep": sweep, "small": small,
                "dw_error": dw, "profile": profile, "seconds": {}}
     return {"provenance": {"gpu": "Synthetic GPU", "copy_gb_per_s": COPY, "quick": False}, "results": results}
@@ -88,9 +105,10 @@ def test_write_renders_every_file_in_every_language(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     names = sorted(p.name for p in tmp_path.iterdir())
     expected = ["quotes.json", "quotes.vi.json", "quotes.zh.json"]
-    for stem in ("dw-error", *(f"{op}-{t}" for op in OPS for t in ("targets", "small", "profile"))):
+    for stem in ("dw-error", *(f"{op}-{t}" for op in OPS for t in ("targets", "small", "profile", "sweep", "dtypes",
+                                                                  "host"))):
         expected += [f"{stem}.md", f"{stem}.vi.md", f"{stem}.zh.md"]
-    expected += [f"{op}-bandwidth.svg" for op in OPS]
+    expected += [f"{op}-sweep-{how}.svg" for op in OPS for how in ("gpu", "plain")]
     assert names == sorted(expected)
     # same numbers in every language, in its words and its number format
     for stem in ("layernorm-targets", "rmsnorm-small", "dw-error"):
@@ -158,8 +176,26 @@ def test_plot_is_deterministic_and_language_neutral(tmp_path):
     report.write(synthetic_measurements(), second)
     for path in sorted(first.iterdir()):
         assert path.read_bytes() == (second / path.name).read_bytes(), path.name
-    svg = (first / "layernorm-bandwidth.svg").read_text(encoding="utf-8")
+    svg = (first / "layernorm-sweep-gpu.svg").read_text(encoding="utf-8")
     assert svg.lstrip().startswith("<?xml") and "<dc:date>" not in svg
+
+
+def test_sweep_host_and_dtype_tables(tmp_path):
+    report.write(synthetic_measurements(), tmp_path)
+    sweep = (tmp_path / "layernorm-sweep.md").read_text(encoding="utf-8")
+    # synthetic sweep: plain = half the target figures (8192: +5), GPU-bound 10 points higher
+    assert "| `layer_norm_fast` | 57.5 / 50.0 | 57.5 / 50.0 | 62.5 / 55.0 | 57.5 / 50.0 | N = 1024: 57.5 / 50.0 |" in sweep
+    assert "| `layer_norm_fast` | 47.5 / 40.0 | 47.5 / 40.0 |" in sweep  # the plain-call table
+    assert "M = 2²⁷ / N" in sweep
+    host = (tmp_path / "rmsnorm-host.zh.md").read_text(encoding="utf-8")
+    assert "| `rms_norm_fast` | 60.0 | 300 | 2.00 倍 | 3.0 | 8.0 |" in host
+    dtypes = (tmp_path / "layernorm-dtypes.md").read_text(encoding="utf-8")
+    assert "| 16384×4096 | float32 | `layer_norm_fast` | 100.0% | 90.0% |" in dtypes
+    q = json.loads((tmp_path / "quotes.json").read_text(encoding="utf-8"))
+    assert q["ln_sweep_fwd_met"] == "0 / 5" and q["ln_sweep_fwdbwd_met"] == "0 / 5"
+    assert q["ln_fast_gpu_worst_fwdbwd_n"] == "1024" and q["ln_fast_gpu_fwdbwd_pct_n8192"] == "55.0%"
+    assert q["ln_host_fwdbwd_vs_torch"] == "2.00×" and q["ln_fast_host_fwdbwd_us"] == "300"
+    assert q["ln_sweep_fwdbwd_behind_n"] == "—"
 
 
 @pytest.mark.gpu
