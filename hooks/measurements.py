@@ -7,6 +7,8 @@
   never quote a number that the current measurements do not contain.
 - A page includes a table with `--8<-- "rmsnorm/timing.md"`; in the Chinese build this hook points
   the include at rmsnorm/timing.zh.md, the same table with translated labels, when it exists.
+- A page shows a plot with `![...](../data/rmsnorm/timing.svg)`; in the Chinese build this hook
+  points the image at rmsnorm/timing.zh.svg, the same plot in the page's words, when it exists.
 """
 
 import json
@@ -19,6 +21,7 @@ from mkdocs.exceptions import PluginError
 DATA_ROOT = Path(__file__).resolve().parent.parent / "docs" / "data"
 PLACEHOLDER = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\.([A-Za-z0-9_]+)\s*\}\}")
 DATA_INCLUDE = re.compile(r'^(?P<lead>\s*-{1,}8<-{1,}\s+")(?P<stem>[\w/-]+)\.md"', re.MULTILINE)
+DATA_PLOT = re.compile(r'(?P<lead>\]\((?:\.\./)*data/)(?P<stem>[\w/-]+)\.svg\)')
 
 
 def quotes_path(chapter, language):
@@ -48,9 +51,17 @@ def localized_include(match, language):
     return match.group(0)
 
 
+def localized_plot(match, language):
+    localized = f"{match['stem']}.{language}.svg"
+    if language != "en" and (DATA_ROOT / localized).is_file():
+        return f"{match['lead']}{localized})"
+    return match.group(0)
+
+
 def on_page_markdown(markdown, page, config, **kwargs):
     language = config["theme"]["language"]
     markdown = DATA_INCLUDE.sub(lambda m: localized_include(m, language), markdown)
+    markdown = DATA_PLOT.sub(lambda m: localized_plot(m, language), markdown)
     return PLACEHOLDER.sub(lambda m: quote(m, page.file.src_uri, language), markdown)
 
 

@@ -4,13 +4,14 @@
 
 measurements = {"provenance": {..., "gpu": str, "copy_gb_per_s": float}, "results": measure()}.
 Writes benchmark.md and quotes.json in every language of the site (normkit.tables.write_localized:
-words from normkit/catalogue.toml, numbers in the language's format) and bandwidth.svg. Same input, same bytes: the SVG carries no
+words from normkit/catalogue.toml, numbers in the language's format) and bandwidth.svg (bandwidth.<lang>.svg in the other languages). Same input, same bytes: the SVG carries no
 date and a fixed hash salt.
 """
 
 import inspect
 import json
 import math
+import warnings
 from pathlib import Path
 
 import matplotlib
@@ -18,10 +19,14 @@ import matplotlib
 from layernorm.ops import REDUCE_BLOCK_M, REDUCE_BLOCK_N, group_size_for
 from normkit.bench import median_call_ms
 from normkit.tables import write_localized
-from normkit.words import ENGLISH
+from normkit.words import ENGLISH, LANGUAGES, Words
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+# Chinese labels: matplotlib's own font has no CJK glyphs, but the plots keep their text as SVG text,
+# drawn by the reader's browser with its fonts, so matplotlib's warning about them is beside the point.
+warnings.filterwarnings("ignore", message="Glyph .* missing from font", category=UserWarning)
 
 MODES = {"forward": "fwd", "backward": "bwd"}  # measurement mode: quote-key prefix, also the catalogue key of its label
 PROVIDERS = {"triton": "Triton", "torch": "torch"}
@@ -127,7 +132,7 @@ def code_quotes(results, t):
     }
 
 
-def bandwidth_plot(results, provenance, path):
+def bandwidth_plot(results, provenance, path, t=ENGLISH):
     """GB/s against N, one panel per pass stacked so that the labels stay legible on a phone, the
     copy bandwidth dashed, the legend under the panels rather than over the lines."""
     rows = _index(results)
@@ -137,11 +142,11 @@ def bandwidth_plot(results, provenance, path):
     with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "none", "font.size": 10}):
         fig, axes = plt.subplots(2, 1, figsize=(5, 6.2), sharex=True, layout="constrained")
         for ax, (mode, short) in zip(axes, MODES.items()):
-            for provider, label in PROVIDERS.items():
+            for provider, label in PROVIDERS.items():  # the tables' column names, in every language
                 ax.plot(ns, [rows[(mode, provider, n)]["gb_per_s"] for n in ns], marker="o",
                         markersize=3.5, color=COLORS[provider], label=label)
-            ax.axhline(copy, color="0.45", linestyle="--", linewidth=1, label="copy")
-            ax.set_title(short)
+            ax.axhline(copy, color="0.45", linestyle="--", linewidth=1, label=t("copy_short"))
+            ax.set_title(t(short))
             ax.set_ylabel("GB/s")
             ax.set_xticks(ns[1::2] if len(ns) > 8 else ns)
             ax.tick_params(axis="x", labelrotation=45)
@@ -161,6 +166,8 @@ def write(measurements, out_dir):
     copy = float(provenance["copy_gb_per_s"])
     write_localized(out_dir, "benchmark.md", lambda t: benchmark_markdown(results, copy, t))
     write_localized(out_dir, "group-size.md", lambda t: group_size_markdown(results, t))
-    bandwidth_plot(results, provenance, out_dir / "bandwidth.svg")
+    for language in LANGUAGES:  # bandwidth.svg, bandwidth.zh.svg, bandwidth.vi.svg: the plot in the page's words
+        suffix = "" if language == "en" else f".{language}"
+        bandwidth_plot(results, provenance, out_dir / f"bandwidth{suffix}.svg", Words(language))
     write_localized(out_dir, "quotes.json", lambda t: json.dumps(
         quotes(results, provenance, t), indent=2, ensure_ascii=False, sort_keys=True) + "\n")

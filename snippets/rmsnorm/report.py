@@ -3,20 +3,25 @@
 write(measurements, out_dir) with measurements = {"provenance": {...}, "results": measure()}.
 Files: accuracy.md, timing.md, training.md and quotes.json in every language of the site
 (normkit.tables.write_localized: words from normkit/catalogue.toml, numbers in the language's format),
-examples.txt, exercise.txt, timing.svg.
+examples.txt, exercise.txt, and timing.svg in every language (timing.<lang>.svg).
 """
 
 import json
 import math
 import pathlib
+import warnings
 
 from normkit.bench import gb_per_s
 from normkit.tables import write_localized
-from normkit.words import ENGLISH
+from normkit.words import ENGLISH, LANGUAGES, Words
 from rmsnorm.examples import EPS, format_examples
 from rmsnorm.ops import MAX_N, SCRATCH_LIMIT_BYTES
 from rmsnorm.exercise import format_exercise
 from rmsnorm.timing import PROTOCOL, diff_pct
+
+# Chinese labels: matplotlib's own font has no CJK glyphs, but the plots keep their text as SVG text,
+# drawn by the reader's browser with its fonts, so matplotlib's warning about them is beside the point.
+warnings.filterwarnings("ignore", message="Glyph .* missing from font", category=UserWarning)
 
 SCOPES = (("fwd", "fwd"), ("fwdbwd", "fwd_bwd"))  # measurement key, catalogue key of its label
 
@@ -203,6 +208,8 @@ def write(measurements, out_dir):
     write_localized(out_dir, "training.md", lambda t: training_md(res["training"], t))
     (out_dir / "examples.txt").write_text(format_examples(res["examples"]) + "\n", encoding="utf-8")
     (out_dir / "exercise.txt").write_text(format_exercise(res["exercise"]) + "\n", encoding="utf-8")
-    timing_svg(res["timing"], out_dir / "timing.svg")
+    for language in LANGUAGES:  # timing.svg, timing.zh.svg, timing.vi.svg: the plot in the page's words
+        suffix = "" if language == "en" else f".{language}"
+        timing_svg(res["timing"], out_dir / f"timing{suffix}.svg", Words(language))
     write_localized(out_dir, "quotes.json", lambda t: json.dumps(
         quotes(measurements, t), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
