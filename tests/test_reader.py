@@ -114,3 +114,17 @@ def test_every_figure_has_a_caption(site_dir, language, page):
     for figure in figures:
         caption = re.search(r"<figcaption>(.*?)</figcaption>", figure, re.DOTALL)
         assert caption and text(caption[1]), f"{language}/{page}: a figure without a caption"
+
+
+EDIT_PATH = {".md": "docs/{language}/{page}", ".ipynb": "notebooks/{language}/{stem}.md"}
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_every_page_links_the_repository_its_source_and_its_last_update(site_dir, language):
+    for page in pages(language):
+        html = html_of(site_dir, language, page)
+        assert f'<a href="{REPO_URL}" title=' in html and 'class="md-source"' in html, f"{language}/{page}: no repository link"
+        stem, suffix = page.rsplit(".", 1)[0], "." + page.rsplit(".", 1)[1]
+        source = EDIT_PATH[suffix].format(language=language, page=page, stem=stem.split("/")[-1])
+        assert f'href="{REPO_URL}/edit/main/{source}"' in html, f"{language}/{page}: no 'edit this page' link to {source}"
+        assert re.search(r'git-revision-date-localized-plugin-date"[^>]*>[^<]*\d', html), f"{language}/{page}: no last-update date"
