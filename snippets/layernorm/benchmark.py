@@ -46,7 +46,8 @@ def time_forward(fn, x, w, b):
 
 
 def time_backward(fn, x, w, b, dy):
-    """Median ms of one backward pass: reads x and dy, writes dx (3 * M * N elements)."""
+    """Median ms of one backward pass: reads x and dy, writes dx
+    (3 * M * N elements)."""
     y = fn(x, (x.shape[-1],), w, b, EPS)  # the graph is recorded once, not timed
 
     def backward():

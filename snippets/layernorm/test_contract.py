@@ -82,7 +82,8 @@ def nothing_may_run(monkeypatch):
 def test_bad_input_is_refused_before_anything_runs(what, request):
     make_args, message = BAD_INPUTS[what]
     args = make_args()
-    request.getfixturevalue("nothing_may_run")  # from here on, allocating fails the test
+    # from here on, allocating fails the test
+    request.getfixturevalue("nothing_may_run")
     with pytest.raises(ContractError, match=message):
         layernorm.layer_norm(**args)
     for name in ("x", "weight", "bias"):

@@ -81,8 +81,9 @@ def lock_stress(monkeypatch, rows, n_cols, groups):
     y, dx, dw, db = grads_of(layernorm.layer_norm, x, w, b, dy)
     # small integers add up exactly in fp32, in any order: dB must be the column sum
     assert torch.equal(db, dy.sum(dim=0))
-    # dW sums fp32 products, so only rounding may differ: a lost or doubled row would move
-    # some dW entry by |dy * x_hat|, about 1, far beyond fp32 rounding over 4096 rows (< 1e-3)
+    # dW sums fp32 products, so only rounding may differ: a lost or doubled row
+    # would move some dW entry by |dy * x_hat|, about 1, far beyond fp32
+    # rounding over 4096 rows (< 1e-3)
     exact = grads_of(F.layer_norm, *(t.double() for t in (x, w, b, dy)))
     torch.testing.assert_close(dw.double(), exact[2], atol=1e-3, rtol=1e-4)
 

@@ -42,8 +42,11 @@ def compare(got, want, dtype):
     err = (got - want).abs()
     allowed = tol["atol"] + tol["rtol"] * want.abs()
     bad = ~(err <= allowed)  # a NaN counts as bad
-    return {"max_abs_err": err.max().item(), "worst_ratio": (err / allowed).max().item(),
-            "bad_elements": int(bad.sum().item())}
+    return {
+        "max_abs_err": err.max().item(),
+        "worst_ratio": (err / allowed).max().item(),
+        "bad_elements": int(bad.sum().item()),
+    }
 # --8<-- [end:campaign]
 
 
