@@ -14,17 +14,27 @@ EPS = 1e-6
 
 # --8<-- [start:worked_examples]
 def two_values():
-    """x = [3, 4]: the forward with gamma = [1, 1] and [2, 0.5], then dx for dy = [1, 2]."""
+    """x = [3, 4]: the forward with gamma = [1, 1] and [2, 0.5],
+    then dx for dy = [1, 2]."""
     x = torch.tensor([[3.0, 4.0]], dtype=torch.float64)
     ones = torch.ones(2, dtype=torch.float64)
     mean_sq = x.pow(2).mean().item()  # (9 + 16) / 2
     r = (mean_sq + EPS) ** -0.5
     y = rmsnorm_reference(x, ones, EPS)[0].tolist()
-    y_gamma = rmsnorm_reference(x, torch.tensor([2.0, 0.5], dtype=torch.float64), EPS)[0].tolist()
+    y_gamma = rmsnorm_reference(
+        x, torch.tensor([2.0, 0.5], dtype=torch.float64), EPS
+    )[0].tolist()
     dy = torch.tensor([[1.0, 2.0]], dtype=torch.float64)
     dx, _ = manual_backward(x, ones, dy, EPS)
     mean_ux = (dy * ones * x).mean().item()  # (1*3 + 2*4) / 2
-    return {"mean_sq": mean_sq, "r": r, "y": y, "y_gamma": y_gamma, "mean_ux": mean_ux, "dx": dx[0].tolist()}
+    return {
+        "mean_sq": mean_sq,
+        "r": r,
+        "y": y,
+        "y_gamma": y_gamma,
+        "mean_ux": mean_ux,
+        "dx": dx[0].tolist(),
+    }
 
 
 def row_of_ones(n=257):
@@ -37,8 +47,13 @@ def row_of_ones(n=257):
 
 def scratch(m, n):
     """Bytes of the fp32 PARTIAL buffer, and how many programs reduce it into dgamma."""
-    return {"m": m, "n": n, "bytes": scratch_bytes(m, n), "mib": scratch_bytes(m, n) / 2**20,
-            "gamma_programs": gamma_programs(n)}
+    return {
+        "m": m,
+        "n": n,
+        "bytes": scratch_bytes(m, n),
+        "mib": scratch_bytes(m, n) / 2**20,
+        "gamma_programs": gamma_programs(n),
+    }
 # --8<-- [end:worked_examples]
 
 

@@ -16,7 +16,9 @@ from rmsnorm.reference import rmsnorm_reference
 
 # --8<-- [start:wrong_kernel]
 @triton.jit
-def forward_kernel_divides_by_block(x_ptr, gamma_ptr, y_ptr, rstd_ptr, n_cols, eps, BLOCK: tl.constexpr):
+def forward_kernel_divides_by_block(
+    x_ptr, gamma_ptr, y_ptr, rstd_ptr, n_cols, eps, BLOCK: tl.constexpr
+):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     inside = cols < n_cols
@@ -41,28 +43,35 @@ def wrong_forward(x, gamma, eps=1e-6):
 
 # --8<-- [start:catch]
 def try_width(n, m=4, dtype=torch.float32, device=DEVICE):
-    """Run the wrong kernel on an M x n input; is it caught by the campaign's tolerance?"""
+    """Run the wrong kernel on an M x n input;
+    is it caught by the campaign's tolerance?"""
     gen = torch.Generator().manual_seed(n)
     x = torch.randn(m, n, generator=gen).to(device=device, dtype=dtype)
     gamma = torch.ones(n, device=device, dtype=dtype)
     got, want = wrong_forward(x, gamma).double(), rmsnorm_reference(x, gamma).double()
     tol = TOLERANCES[dtype]
     caught = not torch.allclose(got, want, atol=tol["atol"], rtol=tol["rtol"])
-    return {"n": n, "block": triton.next_power_of_2(n), "max_abs_err": (got - want).abs().max().item(),
-            "caught": caught}
+    return {
+        "n": n,
+        "block": triton.next_power_of_2(n),
+        "max_abs_err": (got - want).abs().max().item(),
+        "caught": caught,
+    }
 # --8<-- [end:catch]
 
 
 # --8<-- [start:backward_denominator]
 def dx_with_denominator(x, gamma, dy, denominator, eps=1e-6):
-    """dx with mean(u*x) computed as sum(u*x) / denominator; only denominator = N is the true gradient."""
+    """dx with mean(u*x) computed as sum(u*x) / denominator;
+    only denominator = N is the true gradient."""
     r = torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps)
     u = dy * gamma
     return r * u - x * r.pow(3) * (u * x).sum(dim=-1, keepdim=True) / denominator
 
 
 def backward_needs_n(n, m=4, eps=1e-6):
-    """Compare dx built with N and with BLOCK against autograd of the float64 reference."""
+    """Compare dx built with N and with BLOCK
+    against autograd of the float64 reference."""
     gen = torch.Generator().manual_seed(n)
     x = torch.randn(m, n, dtype=torch.float64, generator=gen, requires_grad=True)
     gamma = torch.randn(n, dtype=torch.float64, generator=gen)
@@ -70,9 +79,16 @@ def backward_needs_n(n, m=4, eps=1e-6):
     (dx_true,) = torch.autograd.grad(rmsnorm_reference(x, gamma, eps), x, dy)
     x = x.detach()
     block = triton.next_power_of_2(n)
-    return {"n": n, "block": block,
-            "err_with_n": (dx_with_denominator(x, gamma, dy, n, eps) - dx_true).abs().max().item(),
-            "err_with_block": (dx_with_denominator(x, gamma, dy, block, eps) - dx_true).abs().max().item()}
+    return {
+        "n": n,
+        "block": block,
+        "err_with_n": (
+            (dx_with_denominator(x, gamma, dy, n, eps) - dx_true).abs().max().item()
+        ),
+        "err_with_block": (
+            (dx_with_denominator(x, gamma, dy, block, eps) - dx_true).abs().max().item()
+        ),
+    }
 # --8<-- [end:backward_denominator]
 
 
