@@ -260,9 +260,9 @@ TARGETS_PCT = {"fwd": 92.0, "fwd_bwd": 85.0}  # the issue's targets, % of the co
 # issue 13's targets over the sweep, GPU-bound: forward, and forward+backward up to / past N = 8192
 SWEEP_TARGETS_PCT = {"fwd": 90.0, "fwd_bwd": 85.0, "fwd_bwd_wide": 75.0, "wide_above": 8192}
 SWEEP_TOTAL = 2**27  # elements per tensor at every N of the sweep: M = SWEEP_TOTAL / N rows
-# the build's sweep: every 1024 and the widths half-way between the powers of two (the tuning run,
-# python -m faster.tune, covers every multiple of 256)
-BUILD_SWEEP_N = (1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 7168, 8192, 10240, 12288, 14336, 16384)
+# the build's sweep, a dozen widths: the powers of two and widths between them, where a row padded to
+# the next power of two costs most (the tuning run, python -m faster.tune, covers every multiple of 256)
+BUILD_SWEEP_N = (1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 8192, 10240, 12288, 16384)
 OTHER_DTYPE_POINTS = ((4096, "fp16"), (4096, "fp32"), (12288, "fp16"))  # fp32 at half the rows
 COMPILE_SWEEP_N = (2048, 12288)  # torch.compile compiles each shape: a few N only (4096: the targets' rows)
 GRAPH_TIMING = dict(warmup_calls=3, samples=10, calls_per_sample=3)
