@@ -18,7 +18,8 @@ def rmsnorm_reference(x, gamma, eps=1e-6):
 
 
 def manual_backward(x, gamma, dy, eps=1e-6):
-    """The two gradients written out: dx (one row at a time) and dgamma (summed over rows)."""
+    """The two gradients written out: dx (one row at a time)
+    and dgamma (summed over rows)."""
     work = work_dtype(x)
     xw, gw, dyw = x.to(work), gamma.to(work), dy.to(work)
     r = torch.rsqrt(xw.pow(2).mean(dim=-1, keepdim=True) + eps)
@@ -37,11 +38,16 @@ def check_reference_gradients(m=3, n=5, eps=1e-6, seed=0):
     gamma = torch.randn(n, dtype=torch.float64, generator=gen, requires_grad=True)
     dy = torch.randn(m, n, dtype=torch.float64, generator=gen)
 
-    passed = torch.autograd.gradcheck(lambda a, b: rmsnorm_reference(a, b, eps), (x, gamma))
+    passed = torch.autograd.gradcheck(
+        lambda a, b: rmsnorm_reference(a, b, eps), (x, gamma)
+    )
 
     y = rmsnorm_reference(x, gamma, eps)
     dx_auto, dgamma_auto = torch.autograd.grad(y, (x, gamma), dy)
     dx_manual, dgamma_manual = manual_backward(x.detach(), gamma.detach(), dy, eps)
-    gap = max((dx_auto - dx_manual).abs().max().item(), (dgamma_auto - dgamma_manual).abs().max().item())
+    gap = max(
+        (dx_auto - dx_manual).abs().max().item(),
+        (dgamma_auto - dgamma_manual).abs().max().item(),
+    )
     return {"gradcheck": bool(passed), "manual_vs_autograd": gap}
 # --8<-- [end:gradcheck]

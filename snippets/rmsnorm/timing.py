@@ -28,7 +28,8 @@ def time_shape(m, n, dtype, protocol=PROTOCOL, device="cuda"):
     def forward_only(norm):
         return lambda: norm(x, gamma)
 
-    def forward_backward(norm):  # autograd included, gradients returned, nothing accumulated
+    # autograd included, gradients returned, nothing accumulated
+    def forward_backward(norm):
         return lambda: torch.autograd.grad(norm(xg, gg), (xg, gg), dy)
 
     ms = {}
@@ -41,10 +42,12 @@ def time_shape(m, n, dtype, protocol=PROTOCOL, device="cuda"):
 
 # --8<-- [start:bytes]
 def min_bytes(m, n, dtype):
-    """The bytes any RMSNorm must move: forward reads x and writes y; backward reads x and dy, writes dx.
+    """The bytes any RMSNorm must move: forward reads x and writes y;
+    backward reads x and dy, writes dx.
 
-    gamma, r and the kernel's own PARTIAL traffic (write then read, 2 * M * N * 4 bytes) are not counted,
-    so GB/s computed from these bytes is an effective rate, comparable between implementations.
+    gamma, r and the kernel's own PARTIAL traffic (write then read,
+    2 * M * N * 4 bytes) are not counted, so GB/s computed from these bytes is an
+    effective rate, comparable between implementations.
     """
     element = torch.finfo(dtype).bits // 8
     return {"fwd": 2 * m * n * element, "fwdbwd": 5 * m * n * element}

@@ -108,7 +108,8 @@ def initial_differences(reference, kernel, batch):
 def train(model, splits, cfg):
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     x, y = splits["train"]
-    order = torch.Generator().manual_seed(cfg.seed + 1)  # the same batches for both branches
+    # the same batches for both branches
+    order = torch.Generator().manual_seed(cfg.seed + 1)
     for _ in range(cfg.steps):
         idx = torch.randint(0, x.shape[0], (cfg.batch,), generator=order).to(x.device)
         loss = nn.functional.mse_loss(model(x[idx]), y[idx])
@@ -137,8 +138,11 @@ def run_integration(cfg=FULL, device=DEVICE):
     reloaded = SmallNet(TrainConfig(**saved["config"]), use_kernel=True).to(device)
     reloaded.load_state_dict(saved["model"])
     with torch.no_grad():
-        reload_diff = max(max_param_diff(kernel, reloaded),
-                          (kernel(splits["test"][0]) - reloaded(splits["test"][0])).abs().max().item())
+        x_test = splits["test"][0]
+        reload_diff = max(
+            max_param_diff(kernel, reloaded),
+            (kernel(x_test) - reloaded(x_test)).abs().max().item(),
+        )
     # --8<-- [end:train_loop]
 
     return {
