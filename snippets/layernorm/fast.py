@@ -50,7 +50,7 @@ def ln_fast_fwd_kernel(
     Stats,         # (2, M) fp32: mean, then rstd, saved for the backward pass
     M, N, eps,
     BLOCK_N: tl.constexpr,  # next power of two >= N: the whole row in registers
-    ROWS: tl.constexpr,     # rows per program: short rows are packed so a program moves enough bytes
+    ROWS: tl.constexpr,     # rows per program: short rows are packed to move enough
 ):
     pid = tl.program_id(0)
     rows = pid * ROWS + tl.arange(0, ROWS)
@@ -58,15 +58,17 @@ def ln_fast_fwd_kernel(
     row_ok = rows < M
     col_ok = cols < N
     mask = row_ok[:, None] & col_ok[None, :]
-    offsets = rows.to(tl.int64)[:, None] * N + cols[None, :]  # int64: M * N may pass 2**31
+    # int64: M * N may pass 2**31
+    offsets = rows.to(tl.int64)[:, None] * N + cols[None, :]
 
     x = tl.load(X + offsets, mask=mask, other=0.0).to(tl.float32)
     w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)
     b = tl.load(B + cols, mask=col_ok, other=0.0).to(tl.float32)
 
-    # both statistics from the registers: one read of x instead of the teaching kernel's three
+    # both statistics from the registers: one read of x, not the teaching kernel's three
     mean = tl.sum(x, axis=1) / N
-    xc = tl.where(mask, x - mean[:, None], 0.0)  # masked lanes must not add (0 - mean)^2
+    # masked lanes must not add (0 - mean)^2
+    xc = tl.where(mask, x - mean[:, None], 0.0)
     rstd = tl.rsqrt(tl.sum(xc * xc, axis=1) / N + eps)
 
     y = xc * rstd[:, None] * w[None, :] + b[None, :]
@@ -88,13 +90,14 @@ def ln_fast_fwd_chunked_kernel(
     row_ok = rows < M
     starts = rows.to(tl.int64)[:, None] * N  # int64: M * N may pass 2**31
 
-    # walk 1: sums of (x - K) and (x - K)^2, where K is the first chunk's mean. Shifting by a
-    # value close to the mean keeps var = E[(x-K)^2] - E[x-K]^2 from subtracting two large,
-    # nearly equal numbers. Each lane keeps its own sums: no reduction inside the loop.
-    # evict_last: keep the row in L2 for walk 2.
+    # walk 1: sums of (x - K) and (x - K)^2, where K is the first chunk's mean.
+    # Shifting by a value close to the mean keeps var = E[(x-K)^2] - E[x-K]^2 from
+    # subtracting two large, nearly equal numbers. Each lane keeps its own sums: no
+    # reduction inside the loop. evict_last: keep the row in L2 for walk 2.
     cols = tl.arange(0, CHUNK)
     mask = row_ok[:, None] & (cols < N)[None, :]
-    x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+    x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
+                eviction_policy="evict_last").to(tl.float32)
     shift = tl.sum(x, axis=1) / tl.sum((cols < N).to(tl.float32), axis=0)
     d = tl.where(mask, x - shift[:, None], 0.0)
     s1 = d
@@ -102,7 +105,8 @@ def ln_fast_fwd_chunked_kernel(
     for start in range(CHUNK, N, CHUNK):
         cols = start + tl.arange(0, CHUNK)
         mask = row_ok[:, None] & (cols < N)[None, :]
-        x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
+                    eviction_policy="evict_last").to(tl.float32)
         d = tl.where(mask, x - shift[:, None], 0.0)
         s1 += d
         s2 += d * d
@@ -110,15 +114,18 @@ def ln_fast_fwd_chunked_kernel(
     mean = shift + mean_d
     rstd = tl.rsqrt(tl.maximum(tl.sum(s2, axis=1) / N - mean_d * mean_d, 0.0) + eps)
 
-    # walk 2: normalize. The row was just read: these loads hit the L2 cache, not memory,
-    # and evict_first lets the row go once it is used
+    # walk 2: normalize. The row was just read: these loads hit the L2 cache, not
+    # memory, and evict_first lets the row go once it is used
     for start in range(0, N, CHUNK):
         cols = start + tl.arange(0, CHUNK)
         col_ok = cols < N
         mask = row_ok[:, None] & col_ok[None, :]
-        x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
-        w = tl.load(W + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
-        b = tl.load(B + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
+                    eviction_policy="evict_first").to(tl.float32)
+        w = tl.load(W + cols, mask=col_ok, other=0.0,
+                    eviction_policy="evict_last").to(tl.float32)
+        b = tl.load(B + cols, mask=col_ok, other=0.0,
+                    eviction_policy="evict_last").to(tl.float32)
         y = (x - mean[:, None]) * rstd[:, None] * w[None, :] + b[None, :]
         tl.store(Y + starts + cols[None, :], y.to(Y.dtype.element_ty), mask=mask)
     tl.store(Stats + rows, mean, mask=row_ok)
@@ -132,7 +139,7 @@ def ln_fast_bwd_kernel(
     X, DY, DX,     # (M, N): saved input, upstream gradient, gradient out
     W,             # (N,) weight
     Stats,         # (2, M) fp32 from the forward pass: mean, then rstd
-    Part,          # (2, programs, N): this program writes row pid of the dW half and of the dB half
+    Part,          # (2, programs, N): this program writes row pid of each half (dW, dB)
     M, N, rows_per_program,
     BLOCK_N: tl.constexpr,
     ROWS: tl.constexpr,      # rows handled per step of the loop
@@ -142,7 +149,8 @@ def ln_fast_bwd_kernel(
     programs = tl.num_programs(0)
     cols = tl.arange(0, BLOCK_N)
     col_ok = cols < N
-    w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)  # once per program, not per row
+    # once per program, not per row
+    w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)
 
     # this program's contiguous block of rows
     first = pid * rows_per_program
@@ -182,14 +190,15 @@ def ln_fast_bwd_kernel(
         dyf = dy.to(tl.float32)
         x_hat = tl.where(mask, (xf - mean[:, None]) * rstd[:, None], 0.0)
         g = dyf * w[None, :]                       # gradient reaching x_hat
-        # rounded division: at N=1, c2 must equal g exactly, or rstd (up to 1/sqrt(eps)) amplifies the ulp
+        # rounded division: at N=1, c2 must equal g exactly, or rstd (up to
+        # 1/sqrt(eps)) amplifies the ulp
         n = tl.full([], N, tl.float32)
         c1 = tl.math.div_rn(tl.sum(x_hat * g, axis=1), n)
         c2 = tl.math.div_rn(tl.sum(g, axis=1), n)
         dx = (g - (x_hat * c1[:, None] + c2[:, None])) * rstd[:, None]
         tl.store(DX + offsets, dx.to(DX.dtype.element_ty), mask=mask)
 
-        dw += tl.sum(dyf * x_hat, axis=0)          # masked rows hold zeros: they add nothing
+        dw += tl.sum(dyf * x_hat, axis=0)  # masked rows hold zeros: they add nothing
         db += tl.sum(dyf, axis=0)
         if PREFETCH:
             x = x_next
@@ -199,7 +208,8 @@ def ln_fast_bwd_kernel(
     # one row of partial sums per program; Part is fp32, or the final (2, N) output in
     # the weight's dtype when a single program did all the rows
     tl.store(Part + pid * N + cols, dw.to(Part.dtype.element_ty), mask=col_ok)
-    tl.store(Part + (programs + pid) * N + cols, db.to(Part.dtype.element_ty), mask=col_ok)
+    tl.store(Part + (programs + pid) * N + cols, db.to(Part.dtype.element_ty),
+             mask=col_ok)
 # --8<-- [end:fast_backward_kernel]
 
 
@@ -207,7 +217,7 @@ def ln_fast_bwd_kernel(
 @triton.jit(do_not_specialize=["M", "rows_per_program"])
 def ln_fast_bwd_chunked_kernel(
     X, DY, DX, W, Stats, M, N, rows_per_program,   # as ln_fast_bwd_kernel
-    Part,          # (2, programs, N) fp32: rows pid of both halves are this program's running dW, dB
+    Part,          # (2, programs, N) fp32: row pid of each half: this program's dW, dB
     CHUNK: tl.constexpr,   # columns per step of the walk along the row
     ROWS: tl.constexpr,    # rows per step
 ):
@@ -225,43 +235,56 @@ def ln_fast_bwd_chunked_kernel(
         mean = tl.load(Stats + rows, mask=row_ok, other=0.0)
         rstd = tl.load(Stats + M + rows, mask=row_ok, other=0.0)
 
-        # walk 1: the two row sums dx needs, per lane, then across lanes. x and dy come from
-        # memory; evict_last keeps them in L2 for walk 2
+        # walk 1: the two row sums dx needs, per lane, then across lanes. x and dy
+        # come from memory; evict_last keeps them in L2 for walk 2
         s1 = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
         s2 = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
         for c in range(0, N, CHUNK):
             cols = c + tl.arange(0, CHUNK)
             mask = row_ok[:, None] & (cols < N)[None, :]
-            x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last")
-            dy = tl.load(DY + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last")
-            w = tl.load(W + cols, mask=cols < N, other=0.0, eviction_policy="evict_last").to(tl.float32)
-            x_hat = tl.where(mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None], 0.0)
+            x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
+                        eviction_policy="evict_last")
+            dy = tl.load(DY + starts + cols[None, :], mask=mask, other=0.0,
+                         eviction_policy="evict_last")
+            w = tl.load(W + cols, mask=cols < N, other=0.0,
+                        eviction_policy="evict_last").to(tl.float32)
+            xc = x.to(tl.float32) - mean[:, None]
+            x_hat = tl.where(mask, xc * rstd[:, None], 0.0)
             g = dy.to(tl.float32) * w[None, :]
             s1 += x_hat * g
             s2 += g
         c1 = tl.math.div_rn(tl.sum(s1, axis=1), n)
         c2 = tl.math.div_rn(tl.sum(s2, axis=1), n)
 
-        # walk 2: dx, and this step's dW and dB added to the program's running sums. x and dy
-        # come from L2 now (evict_first: last use); so do the running sums (programs x N x 8
-        # bytes in all), read and written back by this program alone
+        # walk 2: dx, and this step's dW and dB added to the program's running sums.
+        # x and dy come from L2 now (evict_first: last use); so do the running sums
+        # (programs x N x 8 bytes in all), read and written back by this program alone
         for c in range(0, N, CHUNK):
             cols = c + tl.arange(0, CHUNK)
             col_ok = cols < N
             mask = row_ok[:, None] & col_ok[None, :]
-            x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
-            dy = tl.load(DY + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
-            w = tl.load(W + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
+            x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
+                        eviction_policy="evict_first")
+            dy = tl.load(DY + starts + cols[None, :], mask=mask, other=0.0,
+                         eviction_policy="evict_first")
+            w = tl.load(W + cols, mask=col_ok, other=0.0,
+                        eviction_policy="evict_last").to(tl.float32)
             dyf = dy.to(tl.float32)
-            x_hat = tl.where(mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None], 0.0)
-            dx = (dyf * w[None, :] - (x_hat * c1[:, None] + c2[:, None])) * rstd[:, None]
+            xc = x.to(tl.float32) - mean[:, None]
+            x_hat = tl.where(mask, xc * rstd[:, None], 0.0)
+            g = dyf * w[None, :]
+            dx = (g - (x_hat * c1[:, None] + c2[:, None])) * rstd[:, None]
             tl.store(DX + starts + cols[None, :], dx.to(DX.dtype.element_ty), mask=mask)
             # the first step has no running sums yet: it writes instead of adding
             old = col_ok & (start > first)
-            dw = tl.load(Part + pid * N + cols, mask=old, other=0.0, eviction_policy="evict_last")
-            db = tl.load(Part + (programs + pid) * N + cols, mask=old, other=0.0, eviction_policy="evict_last")
-            tl.store(Part + pid * N + cols, dw + tl.sum(dyf * x_hat, axis=0), mask=col_ok)
-            tl.store(Part + (programs + pid) * N + cols, db + tl.sum(dyf, axis=0), mask=col_ok)
+            dw = tl.load(Part + pid * N + cols, mask=old, other=0.0,
+                         eviction_policy="evict_last")
+            db = tl.load(Part + (programs + pid) * N + cols, mask=old, other=0.0,
+                         eviction_policy="evict_last")
+            tl.store(Part + pid * N + cols, dw + tl.sum(dyf * x_hat, axis=0),
+                     mask=col_ok)
+            tl.store(Part + (programs + pid) * N + cols, db + tl.sum(dyf, axis=0),
+                     mask=col_ok)
         start += ROWS
 # --8<-- [end:fast_backward_chunked_kernel]
 
@@ -287,7 +310,8 @@ def sum_partials_kernel(
         acc += tl.load(Part + r[:, None] * N + cols[None, :], mask=mask, other=0.0)
         p += BLOCK_P
     # round once, at the very end, to the weight's dtype
-    tl.store(Out + which * N + cols, tl.sum(acc, axis=0).to(Out.dtype.element_ty), mask=cols < N)
+    total = tl.sum(acc, axis=0).to(Out.dtype.element_ty)
+    tl.store(Out + which * N + cols, total, mask=cols < N)
 # --8<-- [end:fast_reduce_kernel]
 
 
@@ -295,12 +319,14 @@ def sum_partials_kernel(
 @functools.lru_cache(maxsize=None)
 def sm_count(device_index):
     if INTERPRETED:
-        return 4  # the interpreter runs programs one by one: a few are enough to test the reduction
+        # the interpreter runs programs one by one: a few are enough to test the sums
+        return 4
     return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
-# Written by the tuning run (python -m faster.tune, notes/fast-kernels.md): for every N that is a
-# multiple of 256 up to MAX_N, the fastest launch configuration measured on an H200 in bf16.
+# Written by the tuning run (python -m faster.tune, notes/fast-kernels.md): for
+# every N that is a multiple of 256 up to MAX_N, the fastest launch configuration
+# measured on an H200 in bf16.
 # forward:  ["row", ROWS, num_warps]          or ["chunked", CHUNK, ROWS, num_warps]
 # backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
 #           or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
@@ -313,24 +339,28 @@ def tuned_table():
     if not TUNED.exists():
         return {"forward": {}, "backward": {}}
     data = json.loads(TUNED.read_text(encoding="utf-8"))
-    return {key: {int(n): tuple(c) for n, c in data[key].items()} for key in ("forward", "backward")}
+    return {key: {int(n): tuple(c) for n, c in data[key].items()}
+            for key in ("forward", "backward")}
 
 
 def table_entry(kind, n_cols):
-    """The tuned entry of the next multiple of TABLE_STEP at or above N (its rows are at least as wide)."""
+    """The tuned entry of the next multiple of TABLE_STEP at or above N."""
     return tuned_table()[kind].get(triton.cdiv(n_cols, TABLE_STEP) * TABLE_STEP)
 
 
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
-    """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps) for the forward."""
+    """The forward's ("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS,
+    num_warps)."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("forward", n_cols)
     if entry is not None:
         return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
-    # outside the table (or no table yet): the whole row in registers, at least 2048 elements per program
+    # outside the table (or no table yet): the whole row in registers, at least
+    # 2048 elements per program
     rows = max(1, 2048 // block_n)
-    num_warps = min(max(rows * block_n * element_size // 2048, 1), 16)  # about 2 KiB of x per warp
+    # about 2 KiB of x per warp
+    num_warps = min(max(rows * block_n * element_size // 2048, 1), 16)
     return "row", block_n, rows, num_warps
 
 
@@ -343,7 +373,8 @@ def backward_config(n_cols, element_size):
     if entry is not None:
         return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
     rows = max(1, 1024 // block_n)
-    num_warps = min(max(rows * block_n * 4 // 2048, 1), 16)  # the backward holds fp32 rows
+    # the backward holds fp32 rows
+    num_warps = min(max(rows * block_n * 4 // 2048, 1), 16)
     return "row", block_n, rows, num_warps, 2, block_n * element_size < 32768
 # --8<-- [end:fast_configs]
 
@@ -403,19 +434,22 @@ def forward_rows(x2d, weight, bias, eps, config=None):
     M, N = x2d.shape
     kind, block, rows, num_warps = config or forward_config(N, x2d.element_size())
     y = torch.empty_like(x2d)
-    stats = torch.empty((2, M), dtype=torch.float32, device=x2d.device)  # one allocation for both
+    # one allocation for both statistics
+    stats = torch.empty((2, M), dtype=torch.float32, device=x2d.device)
     if kind == "row":
         fwd_row[(triton.cdiv(M, rows),)](
-            x2d, y, weight, bias, stats, M, N, eps, BLOCK_N=block, ROWS=rows, num_warps=num_warps)
+            x2d, y, weight, bias, stats, M, N, eps,
+            BLOCK_N=block, ROWS=rows, num_warps=num_warps)
     else:
         fwd_chunked[(triton.cdiv(M, rows),)](
-            x2d, y, weight, bias, stats, M, N, eps, CHUNK=block, ROWS=rows, num_warps=num_warps)
+            x2d, y, weight, bias, stats, M, N, eps,
+            CHUNK=block, ROWS=rows, num_warps=num_warps)
     return y, stats
 # --8<-- [end:fast_forward_launch]
 
 
 def backward_grid(M, rows, programs):
-    """The persistent grid: at most `programs` programs, each with a block of whole ROWS-steps."""
+    """The persistent grid: at most `programs` programs, each with whole ROWS-steps."""
     programs = max(1, min(programs, triton.cdiv(M, rows)))
     rows_per_program = triton.cdiv(triton.cdiv(M, programs), rows) * rows
     return triton.cdiv(M, rows_per_program), rows_per_program
@@ -425,14 +459,15 @@ def backward_grid(M, rows, programs):
 def backward_rows(dy2d, x2d, weight, stats, config=None, programs=None):
     """dx, dW and dB for contiguous (M, N) rows.
 
-    config overrides backward_config(...); programs overrides the grid size. Both exist for
-    tuning and for the benchmark.
+    config overrides backward_config(...); programs overrides the grid size. Both
+    exist for tuning and for the benchmark.
     """
     M, N = x2d.shape
     config = config or backward_config(N, x2d.element_size())
     kind, block, rows, num_warps, per_sm = config[:5]
     # a persistent grid: every program resident at once, each with a block of rows
-    programs, rows_per_program = backward_grid(M, rows, programs or sm_count(x2d.device.index) * per_sm)
+    programs = programs or sm_count(x2d.device.index) * per_sm
+    programs, rows_per_program = backward_grid(M, rows, programs)
 
     dx = torch.empty_like(x2d)
     out = torch.empty((2, N), dtype=weight.dtype, device=x2d.device)  # dW, then dB
@@ -444,14 +479,17 @@ def backward_rows(dy2d, x2d, weight, stats, config=None, programs=None):
     part = torch.empty((2, programs, N), dtype=torch.float32, device=x2d.device)
     if kind == "row":
         bwd_row[(programs,)](x2d, dy2d, dx, weight, stats, part, M, N, rows_per_program,
-                             BLOCK_N=block, ROWS=rows, PREFETCH=config[5], num_warps=num_warps)
+                             BLOCK_N=block, ROWS=rows, PREFETCH=config[5],
+                             num_warps=num_warps)
     else:
-        bwd_chunked[(programs,)](x2d, dy2d, dx, weight, stats, M, N, rows_per_program, part,
+        bwd_chunked[(programs,)](x2d, dy2d, dx, weight, stats, M, N, rows_per_program,
+                                 part,
                                  CHUNK=block, ROWS=rows, num_warps=num_warps)
     # one small launch sums both halves and casts to the weight's dtype; torch would
     # need a sum and a cast for each of dW and dB (four launches)
     reduce_n = 64 if N > 2048 else 32
-    sum_partials[(triton.cdiv(N, reduce_n), 2)](part, out, programs, N, BLOCK_P=32, BLOCK_N=reduce_n, num_warps=4)
+    sum_partials[(triton.cdiv(N, reduce_n), 2)](
+        part, out, programs, N, BLOCK_P=32, BLOCK_N=reduce_n, num_warps=4)
     return dx, out[0], out[1]
 # --8<-- [end:fast_backward_launch]
 
@@ -479,6 +517,7 @@ class LayerNormFastFunction(torch.autograd.Function):
 
 def layer_norm_fast(x, normalized_shape, weight, bias, eps=1e-5):
     """F.layer_norm over the last dimension, with the fast Triton kernels."""
-    check_inputs(x, normalized_shape, weight, bias, eps)  # before any allocation or launch
+    # before any allocation or launch
+    check_inputs(x, normalized_shape, weight, bias, eps)
     return LayerNormFastFunction.apply(x, weight, bias, eps)
 # --8<-- [end:fast_autograd]

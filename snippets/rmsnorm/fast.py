@@ -48,7 +48,7 @@ def rms_fast_fwd_kernel(
     Rstd,        # (M,) fp32, saved for the backward pass
     M, N, eps,
     BLOCK_N: tl.constexpr,  # next power of two >= N: the whole row in registers
-    ROWS: tl.constexpr,     # rows per program: short rows are packed so a program moves enough bytes
+    ROWS: tl.constexpr,     # rows per program: short rows are packed to move enough
 ):
     pid = tl.program_id(0)
     rows = pid * ROWS + tl.arange(0, ROWS)
@@ -56,12 +56,14 @@ def rms_fast_fwd_kernel(
     row_ok = rows < M
     col_ok = cols < N
     mask = row_ok[:, None] & col_ok[None, :]
-    offsets = rows.to(tl.int64)[:, None] * N + cols[None, :]  # int64: M * N may pass 2**31
+    # int64: M * N may pass 2**31
+    offsets = rows.to(tl.int64)[:, None] * N + cols[None, :]
 
     x = tl.load(X + offsets, mask=mask, other=0.0).to(tl.float32)
     w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)
 
-    rstd = tl.rsqrt(tl.sum(x * x, axis=1) / N + eps)  # masked lanes hold 0: they add nothing
+    # masked lanes hold 0: they add nothing
+    rstd = tl.rsqrt(tl.sum(x * x, axis=1) / N + eps)
     y = x * rstd[:, None] * w[None, :]
     tl.store(Y + offsets, y.to(Y.dtype.element_ty), mask=mask)
     tl.store(Rstd + rows, rstd, mask=row_ok)
@@ -80,13 +82,14 @@ def rms_fast_fwd_chunked_kernel(
     row_ok = rows < M
     starts = rows.to(tl.int64)[:, None] * N  # int64: M * N may pass 2**31
 
-    # walk 1: the sum of squares, each lane its own, from memory; evict_last keeps the row
-    # in L2 for walk 2
+    # walk 1: the sum of squares, each lane its own, from memory; evict_last keeps
+    # the row in L2 for walk 2
     squares = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
     for start in range(0, N, CHUNK):
         cols = start + tl.arange(0, CHUNK)
         mask = row_ok[:, None] & (cols < N)[None, :]
-        x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
+                    eviction_policy="evict_last").to(tl.float32)
         squares += x * x
     rstd = tl.rsqrt(tl.sum(squares, axis=1) / N + eps)
 
@@ -95,9 +98,12 @@ def rms_fast_fwd_chunked_kernel(
         cols = start + tl.arange(0, CHUNK)
         col_ok = cols < N
         mask = row_ok[:, None] & col_ok[None, :]
-        x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
-        w = tl.load(W + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
-        tl.store(Y + starts + cols[None, :], (x * rstd[:, None] * w[None, :]).to(Y.dtype.element_ty), mask=mask)
+        x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
+                    eviction_policy="evict_first").to(tl.float32)
+        w = tl.load(W + cols, mask=col_ok, other=0.0,
+                    eviction_policy="evict_last").to(tl.float32)
+        y = x * rstd[:, None] * w[None, :]
+        tl.store(Y + starts + cols[None, :], y.to(Y.dtype.element_ty), mask=mask)
     tl.store(Rstd + rows, rstd, mask=row_ok)
 # --8<-- [end:fast_forward_chunked_kernel]
 
@@ -117,7 +123,8 @@ def rms_fast_bwd_kernel(
     pid = tl.program_id(0)
     cols = tl.arange(0, BLOCK_N)
     col_ok = cols < N
-    w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)  # once per program, not per row
+    # once per program, not per row
+    w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)
 
     # this program's contiguous block of rows
     first = pid * rows_per_program
@@ -154,17 +161,19 @@ def rms_fast_bwd_kernel(
         dyf = dy.to(tl.float32)
         x_hat = xf * rstd[:, None]
         g = dyf * w[None, :]                       # gradient reaching x_hat
-        c = tl.math.div_rn(tl.sum(x_hat * g, axis=1), tl.full([], N, tl.float32))  # rounded, like the forward's mean
+        # rounded division, like the forward's mean
+        c = tl.math.div_rn(tl.sum(x_hat * g, axis=1), tl.full([], N, tl.float32))
         dx = (g - x_hat * c[:, None]) * rstd[:, None]
         tl.store(DX + offsets, dx.to(DX.dtype.element_ty), mask=mask)
 
-        dw += tl.sum(dyf * x_hat, axis=0)          # masked rows hold zeros: they add nothing
+        dw += tl.sum(dyf * x_hat, axis=0)  # masked rows hold zeros: they add nothing
         if PREFETCH:
             x = x_next
             dy = dy_next
         start += ROWS
 
-    # Part is fp32, or the final dW in the weight's dtype when one program did all the rows
+    # Part is fp32, or the final dW in the weight's dtype when one program did
+    # all the rows
     tl.store(Part + pid * N + cols, dw.to(Part.dtype.element_ty), mask=col_ok)
 # --8<-- [end:fast_backward_kernel]
 
@@ -189,36 +198,44 @@ def rms_fast_bwd_chunked_kernel(
         starts = rows.to(tl.int64)[:, None] * N
         rstd = tl.load(Rstd + rows, mask=row_ok, other=0.0)
 
-        # walk 1: the row sum dx needs, per lane, then across lanes. x and dy come from
-        # memory; evict_last keeps them in L2 for walk 2
+        # walk 1: the row sum dx needs, per lane, then across lanes. x and dy come
+        # from memory; evict_last keeps them in L2 for walk 2
         s = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
         for c in range(0, N, CHUNK):
             cols = c + tl.arange(0, CHUNK)
             mask = row_ok[:, None] & (cols < N)[None, :]
-            x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last")
-            dy = tl.load(DY + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_last")
-            w = tl.load(W + cols, mask=cols < N, other=0.0, eviction_policy="evict_last").to(tl.float32)
+            x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
+                        eviction_policy="evict_last")
+            dy = tl.load(DY + starts + cols[None, :], mask=mask, other=0.0,
+                         eviction_policy="evict_last")
+            w = tl.load(W + cols, mask=cols < N, other=0.0,
+                        eviction_policy="evict_last").to(tl.float32)
             s += x.to(tl.float32) * dy.to(tl.float32) * w[None, :]
         c1 = tl.math.div_rn(tl.sum(s, axis=1) * rstd, n)
 
-        # walk 2: dx, and this step's dW added to the program's running sum. x and dy come
-        # from L2 now (evict_first: last use); so does the running sum (programs x N x 4 bytes
-        # in all), read and written back by this program alone
+        # walk 2: dx, and this step's dW added to the program's running sum. x and dy
+        # come from L2 now (evict_first: last use); so does the running sum
+        # (programs x N x 4 bytes in all), read and written back by this program alone
         for c in range(0, N, CHUNK):
             cols = c + tl.arange(0, CHUNK)
             col_ok = cols < N
             mask = row_ok[:, None] & col_ok[None, :]
-            x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
-            dy = tl.load(DY + starts + cols[None, :], mask=mask, other=0.0, eviction_policy="evict_first")
-            w = tl.load(W + cols, mask=col_ok, other=0.0, eviction_policy="evict_last").to(tl.float32)
+            x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
+                        eviction_policy="evict_first")
+            dy = tl.load(DY + starts + cols[None, :], mask=mask, other=0.0,
+                         eviction_policy="evict_first")
+            w = tl.load(W + cols, mask=col_ok, other=0.0,
+                        eviction_policy="evict_last").to(tl.float32)
             dyf = dy.to(tl.float32)
             x_hat = x.to(tl.float32) * rstd[:, None]
             dx = (dyf * w[None, :] - x_hat * c1[:, None]) * rstd[:, None]
             tl.store(DX + starts + cols[None, :], dx.to(DX.dtype.element_ty), mask=mask)
             # the first step has no running sum yet: it writes instead of adding
             old = col_ok & (start > first)
-            dw = tl.load(Part + pid * N + cols, mask=old, other=0.0, eviction_policy="evict_last")
-            tl.store(Part + pid * N + cols, dw + tl.sum(dyf * x_hat, axis=0), mask=col_ok)
+            dw = tl.load(Part + pid * N + cols, mask=old, other=0.0,
+                         eviction_policy="evict_last")
+            tl.store(Part + pid * N + cols, dw + tl.sum(dyf * x_hat, axis=0),
+                     mask=col_ok)
         start += ROWS
 # --8<-- [end:fast_backward_chunked_kernel]
 
@@ -249,12 +266,14 @@ def sum_partials_kernel(
 @functools.lru_cache(maxsize=None)
 def sm_count(device_index):
     if INTERPRETED:
-        return 4  # the interpreter runs programs one by one: a few are enough to test the reduction
+        # the interpreter runs programs one by one: a few are enough to test the sums
+        return 4
     return torch.cuda.get_device_properties(device_index).multi_processor_count
 
 
-# Written by the tuning run (python -m faster.tune, notes/fast-kernels.md): for every N that is a
-# multiple of 256 up to MAX_N, the fastest launch configuration measured on an H200 in bf16.
+# Written by the tuning run (python -m faster.tune, notes/fast-kernels.md): for
+# every N that is a multiple of 256 up to MAX_N, the fastest launch configuration
+# measured on an H200 in bf16.
 # forward:  ["row", ROWS, num_warps]          or ["chunked", CHUNK, ROWS, num_warps]
 # backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
 #           or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
@@ -267,24 +286,28 @@ def tuned_table():
     if not TUNED.exists():
         return {"forward": {}, "backward": {}}
     data = json.loads(TUNED.read_text(encoding="utf-8"))
-    return {key: {int(n): tuple(c) for n, c in data[key].items()} for key in ("forward", "backward")}
+    return {key: {int(n): tuple(c) for n, c in data[key].items()}
+            for key in ("forward", "backward")}
 
 
 def table_entry(kind, n_cols):
-    """The tuned entry of the next multiple of TABLE_STEP at or above N (its rows are at least as wide)."""
+    """The tuned entry of the next multiple of TABLE_STEP at or above N."""
     return tuned_table()[kind].get(triton.cdiv(n_cols, TABLE_STEP) * TABLE_STEP)
 
 
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
-    """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps) for the forward."""
+    """The forward's ("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS,
+    num_warps)."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("forward", n_cols)
     if entry is not None:
         return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
-    # outside the table (or no table yet): the whole row in registers, at least 2048 elements per program
+    # outside the table (or no table yet): the whole row in registers, at least
+    # 2048 elements per program
     rows = max(1, 2048 // block_n)
-    num_warps = min(max(rows * block_n * element_size // 2048, 1), 16)  # about 2 KiB of x per warp
+    # about 2 KiB of x per warp
+    num_warps = min(max(rows * block_n * element_size // 2048, 1), 16)
     return "row", block_n, rows, num_warps
 
 
@@ -297,7 +320,8 @@ def backward_config(n_cols, element_size):
     if entry is not None:
         return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
     rows = max(1, 1024 // block_n)
-    num_warps = min(max(rows * block_n * 4 // 2048, 1), 16)  # the backward holds fp32 rows
+    # the backward holds fp32 rows
+    num_warps = min(max(rows * block_n * 4 // 2048, 1), 16)
     return "row", block_n, rows, num_warps, 2, block_n * element_size < 32768
 # --8<-- [end:fast_configs]
 
@@ -345,21 +369,26 @@ sum_partials = DirectLauncher(sum_partials_kernel)
 
 # --8<-- [start:fast_forward_launch]
 def forward_rows(x2d, weight, eps, config=None):
-    """y and the fp32 rstd for contiguous (M, N) rows. config overrides forward_config(...) for tuning."""
+    """y and the fp32 rstd for contiguous (M, N) rows.
+
+    config overrides forward_config(...) for tuning."""
     M, N = x2d.shape
     kind, block, rows, num_warps = config or forward_config(N, x2d.element_size())
     y = torch.empty_like(x2d)
     rstd = torch.empty(M, dtype=torch.float32, device=x2d.device)
     if kind == "row":
-        fwd_row[(triton.cdiv(M, rows),)](x2d, y, weight, rstd, M, N, eps, BLOCK_N=block, ROWS=rows, num_warps=num_warps)
+        fwd_row[(triton.cdiv(M, rows),)](x2d, y, weight, rstd, M, N, eps,
+                                         BLOCK_N=block, ROWS=rows, num_warps=num_warps)
     else:
-        fwd_chunked[(triton.cdiv(M, rows),)](x2d, y, weight, rstd, M, N, eps, CHUNK=block, ROWS=rows, num_warps=num_warps)
+        fwd_chunked[(triton.cdiv(M, rows),)](x2d, y, weight, rstd, M, N, eps,
+                                             CHUNK=block, ROWS=rows,
+                                             num_warps=num_warps)
     return y, rstd
 # --8<-- [end:fast_forward_launch]
 
 
 def backward_grid(M, rows, programs):
-    """The persistent grid: at most `programs` programs, each with a block of whole ROWS-steps."""
+    """The persistent grid: at most `programs` programs, each with whole ROWS-steps."""
     programs = max(1, min(programs, triton.cdiv(M, rows)))
     rows_per_program = triton.cdiv(triton.cdiv(M, programs), rows) * rows
     return triton.cdiv(M, rows_per_program), rows_per_program
@@ -369,14 +398,15 @@ def backward_grid(M, rows, programs):
 def backward_rows(dy2d, x2d, weight, rstd, config=None, programs=None):
     """dx and dW for contiguous (M, N) rows.
 
-    config overrides backward_config(...); programs overrides the grid size. Both exist for
-    tuning and for the benchmark.
+    config overrides backward_config(...); programs overrides the grid size. Both
+    exist for tuning and for the benchmark.
     """
     M, N = x2d.shape
     config = config or backward_config(N, x2d.element_size())
     kind, block, rows, num_warps, per_sm = config[:5]
     # a persistent grid: every program resident at once, each with a block of rows
-    programs, rows_per_program = backward_grid(M, rows, programs or sm_count(x2d.device.index) * per_sm)
+    programs = programs or sm_count(x2d.device.index) * per_sm
+    programs, rows_per_program = backward_grid(M, rows, programs)
 
     dx = torch.empty_like(x2d)
     dw = torch.empty(N, dtype=weight.dtype, device=x2d.device)
@@ -388,14 +418,17 @@ def backward_rows(dy2d, x2d, weight, rstd, config=None, programs=None):
     part = torch.empty((programs, N), dtype=torch.float32, device=x2d.device)
     if kind == "row":
         bwd_row[(programs,)](x2d, dy2d, dx, weight, rstd, part, M, N, rows_per_program,
-                             BLOCK_N=block, ROWS=rows, PREFETCH=config[5], num_warps=num_warps)
+                             BLOCK_N=block, ROWS=rows, PREFETCH=config[5],
+                             num_warps=num_warps)
     else:
-        bwd_chunked[(programs,)](x2d, dy2d, dx, weight, rstd, M, N, rows_per_program, part,
+        bwd_chunked[(programs,)](x2d, dy2d, dx, weight, rstd, M, N, rows_per_program,
+                                 part,
                                  CHUNK=block, ROWS=rows, num_warps=num_warps)
     # one small launch sums the partial rows and casts to the weight's dtype
     # (torch would need two: a sum, then a cast)
     reduce_n = 64 if N > 2048 else 32
-    sum_partials[(triton.cdiv(N, reduce_n),)](part, dw, programs, N, BLOCK_P=32, BLOCK_N=reduce_n, num_warps=4)
+    sum_partials[(triton.cdiv(N, reduce_n),)](
+        part, dw, programs, N, BLOCK_P=32, BLOCK_N=reduce_n, num_warps=4)
     return dx, dw
 # --8<-- [end:fast_backward_launch]
 
@@ -422,7 +455,9 @@ class RMSNormFastFunction(torch.autograd.Function):
 
 
 def rms_norm_fast(x, weight, eps=1e-6):
-    """RMSNorm over the last dimension (F.rms_norm with normalized_shape=(N,)), fast kernels."""
+    """RMSNorm over the last dimension, with the fast Triton kernels.
+
+    The same as F.rms_norm(x, (N,), weight, eps)."""
     check_inputs(x, weight, eps)  # before any allocation or launch
     return RMSNormFastFunction.apply(x, weight, eps)
 # --8<-- [end:fast_autograd]
