@@ -48,7 +48,7 @@ def rms_fast_fwd_kernel(
     Rstd,        # (M,) fp32, saved for the backward pass
     M, N, eps,
     BLOCK_N: tl.constexpr,  # next power of two >= N: the whole row in registers
-    ROWS: tl.constexpr,     # rows per program: short rows are packed to move enough
+    ROWS: tl.constexpr,     # rows per program: short rows packed to move enough bytes
 ):
     pid = tl.program_id(0)
     rows = pid * ROWS + tl.arange(0, ROWS)
@@ -291,14 +291,15 @@ def tuned_table():
 
 
 def table_entry(kind, n_cols):
-    """The tuned entry of the next multiple of TABLE_STEP at or above N."""
+    """The tuned entry of the next multiple of TABLE_STEP at or above N
+    (its rows are at least as wide)."""
     return tuned_table()[kind].get(triton.cdiv(n_cols, TABLE_STEP) * TABLE_STEP)
 
 
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
-    """The forward's ("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS,
-    num_warps)."""
+    """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps)
+    for the forward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("forward", n_cols)
     if entry is not None:
