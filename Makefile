@@ -27,7 +27,7 @@ test: $(VENV)/.installed          ## every test: the snippets (GPU or interprete
 	$(PY) -m pytest snippets tests
 
 gpu-build:                        ## on a CUDA machine with the requirements: test, measure, render, run the notebooks
-	PYTHONPATH=snippets $(GPU_PYTHON) scripts/gpu_build.py
+	PYTHONPATH=snippets$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) scripts/gpu_build.py
 
 clean:
 	rm -rf $(SITE) $(VENV)

@@ -82,6 +82,8 @@ def loaded_sources(name):
             package = path.relative_to(SNIPPETS).parts[0]
             if package in packages:
                 files.add(path.relative_to(SNIPPETS).as_posix())
+                # the launch tables a fast module reads (fast_tuned.json) choose the kernels too
+                files.update(p.relative_to(SNIPPETS).as_posix() for p in path.parent.glob("*.json"))
     return sorted(files)
 
 
