@@ -37,7 +37,8 @@ def test_write_renders_every_file(tmp_path):
     names = {p.name for p in tmp_path.iterdir()}
     tables = {f"{name}{lang}.md" for name in ("accuracy", "timing", "training") for lang in ("", ".zh", ".vi")}
     quotes = {f"quotes{lang}.json" for lang in ("", ".zh", ".vi")}
-    assert names == tables | quotes | {"examples.txt", "exercise.txt", "timing.svg"}
+    plots = {f"timing{lang}.svg" for lang in ("", ".zh", ".vi")}
+    assert names == tables | quotes | plots | {"examples.txt", "exercise.txt"}
     # the same numbers in every language, in its words and its number format
     zh = (tmp_path / "timing.zh.md").read_text(encoding="utf-8")
     assert "| 4096×4096 float16 | 前向 | 50.00 | 60.00 | +20.0 % |" in zh and "内核" in zh
