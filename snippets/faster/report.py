@@ -9,7 +9,7 @@ Files, for each chapter OP in (layernorm, rmsnorm):
   bandwidth measured in the same run, and whether the issue's targets are met (computed here);
 - OP-small.md: the launch-bound 128x257 case, µs per call, plain calls against CUDA-graph replay;
 - OP-profile.md: host time against GPU time of one fwd+bwd call, and the same call from a CUDA graph;
-- OP-sweep-gpu.svg, OP-sweep-plain.svg: % of copy bandwidth against N over the sweep (M = total / N
+- OP-sweep-gpu.svg, OP-sweep-plain.svg (and .zh.svg, .vi.svg): % of copy bandwidth against N over the sweep (M = total / N
   rows) for every provider, fwd and fwd+bwd panels: GPU-bound (CUDA-graph replay) and plain calls;
 - OP-sweep.md: the sweep at a few N plus each provider's worst N, GPU-bound and plain;
 - OP-dtypes.md: the sweep's fp16 and fp32 points; OP-host.md: the host's share of one call
@@ -18,7 +18,7 @@ Files, for each chapter OP in (layernorm, rmsnorm):
 and dw-error.md (LayerNorm dW error per design) and quotes.json (every number the pages quote, as
 ready-to-print strings: a page writes {{ faster.KEY }}). Tables and quotes are written in every
 language of the site (normkit.tables.write_localized: words from normkit/catalogue.toml, numbers in
-the language's format); the plot's labels are language-neutral. Same input,
+the language's format), and so are the plots (OP-sweep-HOW.zh.svg, .vi.svg). Same input,
 same bytes: no dates, a fixed SVG hash salt, sorted keys.
 """
 
@@ -29,7 +29,7 @@ from pathlib import Path
 import matplotlib
 
 from normkit.tables import write_localized
-from normkit.words import ENGLISH
+from normkit.words import ENGLISH, LANGUAGES, Words
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -243,15 +243,18 @@ def _sweep_target(res, n):
     return goal["fwd_bwd"] if n <= goal["wide_above"] else goal["fwd_bwd_wide"]
 
 
-def sweep_svg(res, op, gpu, path, how):
+def sweep_svg(res, op, gpu, path, how, t=ENGLISH):
+    """% of the copy bandwidth against N, the fwd panel above the fwd+bwd one so that the labels stay
+    legible on a phone, the legend under the panels rather than over the lines; words in t's language."""
     series = _series(res, op, how)
     ns = sorted({n for points in series.values() for n, _ in points})
     ticks = [n for n in ns if n % 2048 == 0 or n == ns[0]]
-    with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "path", "font.size": 10,
+    # text stays text (svg.fonttype none): selectable, and its size can be checked by tests/test_browser.py
+    with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "none", "font.size": 10,
                          "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK,
                          "xtick.color": INK, "ytick.color": INK}):
-        fig, axes = plt.subplots(1, 2, figsize=(9, 4.3), sharey=True)
-        for ax, (key, label, _) in zip(axes, MODES):
+        fig, axes = plt.subplots(2, 1, figsize=(5, 6.6), sharex=True, layout="constrained")
+        for ax, (key, _, _) in zip(axes, MODES):
             for name, points in series.items():
                 ax.plot([n for n, _ in points], [r[f"{key}{HOW[how]}"] for _, r in points], marker=MARKERS[name],
                         markersize=3, linewidth=2 if name == "fast" else 1.2, color=COLORS[name],
@@ -265,18 +268,17 @@ def sweep_svg(res, op, gpu, path, how):
                     ax.plot([ns[0], edge, edge, ns[-1]], [goal["fwd_bwd"], goal["fwd_bwd"], goal["fwd_bwd_wide"],
                                                          goal["fwd_bwd_wide"]], color=INK, linestyle="--", linewidth=1)
             ax.axhline(100, color=INK, linestyle=":", linewidth=0.8)
-            ax.set_xticks(ticks, [str(n) for n in ticks], rotation=45)
-            ax.set_title(label)
-            ax.set_xlabel("N")
+            ax.set_xticks(ticks, [str(n) for n in ticks])
+            ax.tick_params(axis="x", labelrotation=45)
+            ax.set_title(t("fwd" if key == "fwd" else "fwdbwd"))
+            ax.set_ylabel(t("pct_copy"))
             ax.set_ylim(0, 110)
             ax.grid(True, linewidth=0.4, alpha=0.4, color=INK)
             ax.set_facecolor("none")
-        axes[0].set_ylabel("% copy")
-        handles, labels = axes[0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False, fontsize=8)
+        axes[1].set_xlabel("N")
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, frameon=False)
         total = res["sweep_total"]
         fig.suptitle(f"{gpu} · M = {_total_text(total)} / N · {res['dtype']}", fontsize=10)
-        fig.tight_layout(rect=(0, 0.08, 1, 1))
         fig.savefig(path, format="svg", metadata={"Date": None}, transparent=True)
         plt.close(fig)
 
@@ -503,8 +505,10 @@ def write(measurements, out_dir):
         write_localized(out_dir, f"{op}-sweep.md", lambda t, op=op: sweep_md(res, op, t))
         write_localized(out_dir, f"{op}-dtypes.md", lambda t, op=op: dtypes_md(res, op, t))
         write_localized(out_dir, f"{op}-host.md", lambda t, op=op: host_md(res, op, t))
-        for how in HOW:
-            sweep_svg(res, op, gpu, out_dir / f"{op}-sweep-{how}.svg", how)
+        for how in HOW:  # OP-sweep-HOW.svg, .zh.svg, .vi.svg: the plot in the page's words
+            for language in LANGUAGES:
+                suffix = "" if language == "en" else f".{language}"
+                sweep_svg(res, op, gpu, out_dir / f"{op}-sweep-{how}{suffix}.svg", how, Words(language))
     write_localized(out_dir, "dw-error.md", lambda t: dw_md(res["dw_error"], t))
     write_localized(out_dir, "quotes.json", lambda t: json.dumps(
         quotes(measurements, t), indent=2, sort_keys=True, ensure_ascii=False) + "\n")

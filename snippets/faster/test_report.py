@@ -108,7 +108,8 @@ def test_write_renders_every_file_in_every_language(tmp_path):
     for stem in ("dw-error", *(f"{op}-{t}" for op in OPS for t in ("targets", "small", "profile", "sweep", "dtypes",
                                                                   "host"))):
         expected += [f"{stem}.md", f"{stem}.vi.md", f"{stem}.zh.md"]
-    expected += [f"{op}-sweep-{how}.svg" for op in OPS for how in ("gpu", "plain")]
+    expected += [f"{op}-sweep-{how}{suffix}.svg" for op in OPS for how in ("gpu", "plain")
+                 for suffix in ("", ".vi", ".zh")]
     assert names == sorted(expected)
     # same numbers in every language, in its words and its number format
     for stem in ("layernorm-targets", "rmsnorm-small", "dw-error"):
@@ -170,7 +171,7 @@ def test_quotes_are_strings_the_pages_can_quote(tmp_path):
     assert not any(k.startswith("ln_liger") for k in q)  # not installed: nothing to quote
 
 
-def test_plot_is_deterministic_and_language_neutral(tmp_path):
+def test_plots_are_deterministic_with_text_as_text_in_each_language(tmp_path):
     first, second = tmp_path / "a", tmp_path / "b"
     report.write(synthetic_measurements(), first)
     report.write(synthetic_measurements(), second)
@@ -178,6 +179,12 @@ def test_plot_is_deterministic_and_language_neutral(tmp_path):
         assert path.read_bytes() == (second / path.name).read_bytes(), path.name
     svg = (first / "layernorm-sweep-gpu.svg").read_text(encoding="utf-8")
     assert svg.lstrip().startswith("<?xml") and "<dc:date>" not in svg
+    # labels are <text> (svg.fonttype none), in the page's words, the functions' names in every language
+    assert "<text" in svg and "fwd+bwd" in svg and "layer_norm_fast" in svg
+    zh = (first / "layernorm-sweep-gpu.zh.svg").read_text(encoding="utf-8")
+    assert "前向+反向" in zh and "layer_norm_fast" in zh
+    vi = (first / "rmsnorm-sweep-plain.vi.svg").read_text(encoding="utf-8")
+    assert "lượt xuôi" in vi and "rms_norm_fast" in vi
 
 
 def test_sweep_host_and_dtype_tables(tmp_path):
