@@ -22,12 +22,14 @@ the language's format), and so are the plots (OP-sweep-HOW.zh.svg, .vi.svg). Sam
 same bytes: no dates, a fixed SVG hash salt, sorted keys.
 """
 
+import inspect
 import json
 import math
 from pathlib import Path
 
 import matplotlib
 
+from normkit.bench import median_call_ms
 from normkit.tables import write_localized
 from normkit.words import ENGLISH, LANGUAGES, Words
 
@@ -370,12 +372,24 @@ def _sweep_quotes(res, op, p, t, q):
             q[f"{p}_host_{short}_vs_torch"] = _ratio(host["fast"][f"{key}_min_us"] / host["torch"][f"{key}_min_us"], t)
 
 
+def _targets_timing(res):
+    """The targets' timing protocol: the run's own keyword arguments, or median_call_ms's defaults
+    ("normal"), read from the function so that the pages cannot drift from the code."""
+    timing = res["timing"]["targets"]
+    if timing == "normal":
+        params = inspect.signature(median_call_ms).parameters
+        return {name: params[name].default for name in ("samples", "calls_per_sample")}
+    return timing
+
+
 def quotes(measurements, t=ENGLISH):
     """Flat dict of ready-to-print strings in t's language; keys are what pages write as {{ faster.KEY }}."""
     prov, res = measurements["provenance"], measurements["results"]
     copy, goal, m = res["copy_gbps"], res["targets_pct"], res["M"]
     elt = ELEMENT_SIZE[res["dtype"]]
+    protocol = _targets_timing(res)
     q = {"gpu": str(prov.get("gpu", res.get("device"))), "sm_count": str(res["sm_count"]),
+         "timing_samples": str(protocol["samples"]), "timing_calls_per_sample": str(protocol["calls_per_sample"]),
          "copy_gbps": t.number(copy, ".0f"), "copy_gbps_end": t.number(res["copy_gbps_end"], ".0f"), "m": str(m),
          "dtype": res["dtype"], "target_fwd": t.number(goal["fwd"], ".0f") + "%",
          "target_fwdbwd": t.number(goal["fwd_bwd"], ".0f") + "%",

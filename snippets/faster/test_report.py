@@ -1,11 +1,13 @@
 """faster.report.write renders the "faster" tables, plots and quotes. Every number here is SYNTHETIC,
 made up to test the rendering only: none of it is a measurement and none of it is ever published."""
 
+import inspect
 import json
 
 import pytest
 
 from faster import report
+from normkit.bench import median_call_ms
 
 M = 32768
 TARGET_N = [4096, 8192]
@@ -93,7 +95,7 @@ def synthetic_measurements():
                "sweep_n": SWEEP_N, "providers": ["teaching", "fast", "torch", "compile", "liger"],
                "sweep_total": 2**27, "host": host_rows,
                "sweep_targets_pct": {"fwd": 90.0, "fwd_bwd": 85.0, "fwd_bwd_wide": 75.0, "wide_above": 8192},
-               "timing": {}, "launch": launch, "targets": targets, "sweep": sweep, "small": small,
+               "timing": {"targets": "normal", "small": "normal"}, "launch": launch, "targets": targets, "sweep": sweep, "small": small,
                "dw_error": dw, "profile": profile, "seconds": {}}
     return {"provenance": {"gpu": "Synthetic GPU", "copy_gb_per_s": COPY, "quick": False}, "results": results}
 
@@ -154,6 +156,10 @@ def test_quotes_are_strings_the_pages_can_quote(tmp_path):
     assert q["ln_fast_fwdbwd_gap_32768x4096"] == "−5.0"
     assert q["ln_fast_fwd_gap_32768x8192"] == "+8.0"
     assert q["ln_targets_met"] == "3 / 4"
+    # the targets' timing protocol ("normal": median_call_ms's defaults), read from the code
+    defaults = inspect.signature(median_call_ms).parameters
+    assert q["timing_samples"] == str(defaults["samples"].default)
+    assert q["timing_calls_per_sample"] == str(defaults["calls_per_sample"].default)
     assert q["ln_best_other_fwdbwd_32768x4096"] == "torch.compile"
     assert q["ln_fast_fwdbwd_lead_32768x4096"] == "+10.0"
     # minimum traffic at 32768x4096 bf16: 2*M*N*2 bytes = 537 MB; at 4000 GB/s, 134 µs
