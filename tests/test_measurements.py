@@ -169,7 +169,7 @@ def _inserted(language):
 
 
 # Sizes are written as in code, never grouped: a shape (32768×4096) or a bare N or M (16384)
-SIZE = re.compile(r"\d×\d|^\d+$")
+SIZE = re.compile(r"\d×\d|^\d+(?:(?:, |; |、)\d+)*$")  # a shape, a width, or a list of widths
 
 
 def test_inserted_numbers_follow_the_vietnamese_format():

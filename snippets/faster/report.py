@@ -358,7 +358,7 @@ def _sweep_quotes(res, op, p, t, q):
         rows = _sweep_rows(res, op)
         behind = sorted({r["N"] for r in rows if r["provider"] != "fast" and r["N"] in fast
                          and r.get("fwd_bwd_gpu_pct_copy", 0) > fast[r["N"]]["fwd_bwd_gpu_pct_copy"]})
-        q[f"{p}_sweep_fwdbwd_behind_n"] = ", ".join(map(str, behind)) or "—"
+        q[f"{p}_sweep_fwdbwd_behind_n"] = t("list_separator").join(map(str, behind)) or "—"
     host = {r["provider"]: r for r in res["host"] if r["op"] == op and _ok(r)}
     for name, r in host.items():
         for key, _, _ in MODES:
