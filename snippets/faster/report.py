@@ -258,9 +258,10 @@ def sweep_svg(res, op, gpu, path, how, t=ENGLISH):
         fig, axes = plt.subplots(2, 1, figsize=(5, 6.6), sharex=True, layout="constrained")
         for ax, (key, _, _) in zip(axes, MODES):
             for name, points in series.items():
+                # torch.compile is measured at a few widths only: points, no line drawn between them
                 ax.plot([n for n, _ in points], [r[f"{key}{HOW[how]}"] for _, r in points], marker=MARKERS[name],
-                        markersize=3, linewidth=2 if name == "fast" else 1.2, color=COLORS[name],
-                        label=NAMES[op][name])
+                        markersize=5 if name == "compile" else 3, linestyle="none" if name == "compile" else "-",
+                        linewidth=2.6 if name == "fast" else 1.2, color=COLORS[name], label=NAMES[op][name])
             if how == "gpu":  # the targets are GPU-bound
                 goal = res["sweep_targets_pct"]
                 if key == "fwd":
