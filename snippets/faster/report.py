@@ -222,6 +222,12 @@ def _total_text(total):
     return str(total)
 
 
+def _total_tex(total):
+    """The same number for a page's math: 2^{27}, so that "M = 2^{27}/N" is one formula."""
+    exponent = total.bit_length() - 1
+    return f"2^{{{exponent}}}" if total == 2**exponent else str(total)
+
+
 def _sweep_rows(res, op, dtype=None):
     """The sweep's rows of one dtype (the run's, by default) that measured."""
     dtype = dtype or res["dtype"]
@@ -395,7 +401,7 @@ def quotes(measurements, t=ENGLISH):
          "dtype": res["dtype"], "target_fwd": t.number(goal["fwd"], ".0f") + "%",
          "target_fwdbwd": t.number(goal["fwd_bwd"], ".0f") + "%",
          "sweep_n_min": str(min(res["sweep_n"])), "sweep_n_max": str(max(res["sweep_n"])),
-         "sweep_n_count": str(len(res["sweep_n"])), "sweep_total": _total_text(res["sweep_total"]),
+         "sweep_n_count": str(len(res["sweep_n"])), "sweep_total": _total_tex(res["sweep_total"]),
          "sweep_target_fwd": t.number(res["sweep_targets_pct"]["fwd"], ".0f") + "%",
          "sweep_target_fwdbwd": t.number(res["sweep_targets_pct"]["fwd_bwd"], ".0f") + "%",
          "sweep_target_fwdbwd_wide": t.number(res["sweep_targets_pct"]["fwd_bwd_wide"], ".0f") + "%",
