@@ -32,7 +32,7 @@ import torch
 import triton
 
 from faster.benchmark import LN_EPS, RMS_EPS, _inputs, _provider_fn
-from normkit.bench import copy_bandwidth_gb_per_s
+from normkit.bench import copy_bandwidth_gb_per_s, median_call_ms
 
 OPS = ("layernorm", "rmsnorm")
 TOTAL = 2**27  # elements per tensor at every N: 256 MiB in bf16
@@ -178,18 +178,7 @@ def graph_ms(step, calls=8, replays=5):
 
 def plain_ms(step, calls=10, samples=5):
     """Wall time of one plain call, host included: median over samples of back-to-back calls."""
-    step()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(samples):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(calls):
-            step()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / calls)
-    return statistics.median(times)
+    return median_call_ms(step, warmup_calls=1, samples=samples, calls_per_sample=calls)
 
 
 def pct(n_bytes, ms, copy):
