@@ -15,7 +15,7 @@ For every N that is a multiple of --step from 256 to 16384 (M = 2**27 / N rows, 
    F.layer_norm / F.rms_norm, and the same call replayed from a CUDA graph.
 
 Writes DIR/layernorm-fast_tuned.json and DIR/rmsnorm-fast_tuned.json (copy them to
-snippets/<op>/fast_tuned.json) and DIR/tune.json with every timing. Candidates compile first, in
+snippets/<op>/fast_tuned.json; with --dtype float32, *_fp32.json at half the rows) and DIR/tune.json with every timing. Candidates compile first, in
 parallel processes (Triton's on-disk cache then serves the timing process).
 """
 
@@ -60,12 +60,11 @@ def forward_candidates(n):
             per_thread = rows * block // (warps * 32)
             if rows * block <= 16384 and 4 <= per_thread <= 64:
                 out.append(("row", block, rows, warps))
-    for chunk in (1024, 2048, 4096):
-        for rows in (1, 2, 4):
-            for warps in (4, 8, 16):
-                per_thread = rows * chunk // (warps * 32)
-                if chunk <= block and rows * chunk <= 8192 and 4 <= per_thread <= 32:
-                    out.append(("chunked", chunk, rows, warps))
+    if block >= 8192:  # chunks pay off once a row fills a program's registers
+        for chunk in (2048, 4096, 8192):
+            for warps in (8, 16, 32):
+                if chunk <= block and 4 <= chunk // (warps * 32) <= 32:
+                    out.append(("chunked", chunk, 1, warps))
     return out
 
 
@@ -82,13 +81,13 @@ def backward_candidates(n):
                     continue
                 for per_sm in ((1, 2) if rows * block >= 4096 else (2, 4)):
                     out.append(("row", block, rows, warps, per_sm, prefetch))
-    if block >= 2048:
-        for chunk in (1024, 2048, 4096):
-            for rows in (1, 2, 4):
-                for warps in (4, 8, 16):
+    if block >= 16384:  # rows past 8192 columns: dW (and dB) no longer fit the registers
+        for chunk in (2048, 4096):
+            for rows in (2, 4):
+                for warps in (8, 16):
                     per_thread = rows * chunk // (warps * 32)
-                    if chunk <= block and rows * chunk <= 8192 and 8 <= per_thread <= 32:
-                        for per_sm in ((1, 2) if rows * chunk * warps >= 16384 else (2, 4)):
+                    if rows * chunk <= 16384 and 8 <= per_thread <= 32:
+                        for per_sm in (1, 2):
                             out.append(("chunked", chunk, rows, warps, per_sm))
     return out
 
@@ -111,16 +110,17 @@ def load_prior(path, top=4):
             PRIOR[(r["op"], r["N"], kind)] = {tuple(c["config"]) for c in ok[:top]}
 
 
-def _compile_key(cfg):
-    """What a compilation depends on: the per-SM factor only changes the grid."""
-    return cfg[:4] + cfg[5:]
+def _compile_key(n, cfg):
+    """What a compilation depends on: N (a compile-time constant) and the configuration, but
+    not the per-SM factor, which only changes the grid."""
+    return (n, *cfg[:4], *cfg[5:])
 
 
 def _compile_task(task):
     """Run one configuration once on a small tensor: Triton compiles it into its on-disk cache."""
-    op, n, kind, cfg = task
+    op, n, kind, cfg, dtype = task
     fast = fast_module(op)
-    x, w, b, dy, _ = _inputs(op, 64, n, torch.bfloat16, grad=False)
+    x, w, b, dy, _ = _inputs(op, 64, n, dtype, grad=False)
     try:
         if op == "layernorm":
             _, stats = fast.forward_rows(x, w, b, LN_EPS, config=cfg if kind == "fwd" else None)
@@ -136,16 +136,16 @@ def _compile_task(task):
         return f"{op} {n} {cfg}: {type(e).__name__} {str(e)[:100]}"
 
 
-def precompile(ns, workers):
+def precompile(ns, workers, dtype):
     tasks, seen = [], set()
     for op in OPS:
         for n in ns:
             for kind, cands in (("fwd", forward_candidates(n)), ("bwd", backward_candidates(n))):
                 for cfg in keep(op, n, kind, cands):
-                    key = (op, kind, _compile_key(cfg))  # a row config names its BLOCK_N
+                    key = (op, kind, _compile_key(n, cfg))
                     if key not in seen:
                         seen.add(key)
-                        tasks.append((op, n, kind, cfg))
+                        tasks.append((op, n, kind, cfg, dtype))
     with ProcessPoolExecutor(workers, mp_context=__import__("multiprocessing").get_context("spawn")) as pool:
         errors = [e for e in pool.map(_compile_task, tasks, chunksize=4) if e]
     return len(tasks), errors
@@ -188,7 +188,7 @@ def pct(n_bytes, ms, copy):
 def tune_n(op, n, copy, dtype=torch.bfloat16):
     """Every candidate of both passes at one N; returns the timings and the best of each."""
     fast = fast_module(op)
-    m = rows_for(n)
+    m = rows_for(n) if dtype != torch.float32 else rows_for(n) // 2
     elt = torch.empty((), dtype=dtype).element_size()
     x, w, b, dy, _ = _inputs(op, m, n, dtype, grad=False)
     head = (x, w, b, LN_EPS) if op == "layernorm" else (x, w, RMS_EPS)
@@ -298,11 +298,11 @@ def host_breakdown(op, calls=300):
         check = lambda: fast.check_inputs(x, (257,), w, b, LN_EPS)  # noqa: E731
         y, stats = torch.empty_like(xd), torch.empty((2, 128), device="cuda")
         cfg = fast.forward_config(257, 4)
-        args = (xd, y, wd, bd, stats, 128, 257, LN_EPS)
+        args = (xd, y, wd, bd, stats, 128, LN_EPS)
         jit = lambda: fast.ln_fast_fwd_kernel[(triton.cdiv(128, cfg[2]),)](  # noqa: E731
-            *args, BLOCK_N=cfg[1], ROWS=cfg[2], num_warps=cfg[3])
+            *args, N=257, BLOCK_N=cfg[1], ROWS=cfg[2], num_warps=cfg[3])
         direct = lambda: fast.fwd_row[(triton.cdiv(128, cfg[2]),)](  # noqa: E731
-            *args, BLOCK_N=cfg[1], ROWS=cfg[2], num_warps=cfg[3])
+            *args, N=257, BLOCK_N=cfg[1], ROWS=cfg[2], num_warps=cfg[3])
     else:
         fwd = lambda: fast.forward_rows(xd, wd, RMS_EPS)  # noqa: E731
         saved = fwd()[1]
@@ -310,11 +310,11 @@ def host_breakdown(op, calls=300):
         check = lambda: fast.check_inputs(x, w, RMS_EPS)  # noqa: E731
         y, rstd = torch.empty_like(xd), torch.empty(128, device="cuda")
         cfg = fast.forward_config(257, 4)
-        args = (xd, y, wd, rstd, 128, 257, RMS_EPS)
+        args = (xd, y, wd, rstd, 128, RMS_EPS)
         jit = lambda: fast.rms_fast_fwd_kernel[(triton.cdiv(128, cfg[2]),)](  # noqa: E731
-            *args, BLOCK_N=cfg[1], ROWS=cfg[2], num_warps=cfg[3])
+            *args, N=257, BLOCK_N=cfg[1], ROWS=cfg[2], num_warps=cfg[3])
         direct = lambda: fast.fwd_row[(triton.cdiv(128, cfg[2]),)](  # noqa: E731
-            *args, BLOCK_N=cfg[1], ROWS=cfg[2], num_warps=cfg[3])
+            *args, N=257, BLOCK_N=cfg[1], ROWS=cfg[2], num_warps=cfg[3])
     fn = _provider_fn(op, "fast")
     torch_fn = _provider_fn(op, "torch")
     xi = torch.randn(128, 257, device="cuda", requires_grad=True)
@@ -357,9 +357,10 @@ def table_from(results, op):
     return table
 
 
-def table_json(device, table):
+def table_json(device, table, dtype, step):
     """The table file: one line per N, in order of N, so a diff shows which widths changed."""
-    lines = [f'{{"device": {json.dumps(device)}, "dtype": "bfloat16", "rows": "2**27 / N",']
+    rows = "2**27 / N" if dtype == "bfloat16" else "2**26 / N"
+    lines = [f'{{"device": {json.dumps(device)}, "dtype": "{dtype}", "rows": "{rows}", "step": {step},']
     for i, key in enumerate(("forward", "backward")):
         entries = sorted(table[key].items(), key=lambda kv: int(kv[0]))
         body = ",\n".join(f"  {json.dumps(n)}: {json.dumps(c)}" for n, c in entries)
@@ -378,7 +379,11 @@ def main(argv=None):
     p.add_argument("--providers-step", type=int, default=256, help="providers at every N that is a multiple of this")
     p.add_argument("--wait-pid", type=int, help="after compiling, wait for this process (tests on the same GPU)")
     p.add_argument("--workers", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
+    p.add_argument("--dtype", choices=("bfloat16", "float32"), default="bfloat16",
+                   help="bfloat16 writes <op>-fast_tuned.json (16-bit inputs), float32 <op>-fast_tuned_fp32.json")
+    p.add_argument("--tables-only", action="store_true", help="stop once the tables are written")
     a = p.parse_args(argv)
+    dtype = getattr(torch, a.dtype)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
@@ -391,7 +396,7 @@ def main(argv=None):
     def save():
         (out / "tune.json").write_text(json.dumps(report, indent=1) + "\n")
 
-    n_tasks, errors = precompile(ns, a.workers)
+    n_tasks, errors = precompile(ns, a.workers, dtype)
     report["precompile"] = {"tasks": n_tasks, "errors": errors, "s": round(time.time() - t0, 1)}
     print(f"# precompiled {n_tasks} configurations in {time.time() - t0:.0f} s, {len(errors)} failed", flush=True)
     while a.wait_pid and Path(f"/proc/{a.wait_pid}").exists():
@@ -406,7 +411,7 @@ def main(argv=None):
             print(f"# budget reached before N={n}", flush=True)
             break
         for op in OPS:
-            r = tune_n(op, n, copy)
+            r = tune_n(op, n, copy, dtype)
             tuned.append(r)
             bf, bb = r["best_fwd"], r["best_bwd"]
             print(f"{op[:3]} N={n:5d} fwd {bf['pct']:5.1f}% {bf['config']}  bwd {bb['pct']:5.1f}% {bb['config']}",
@@ -414,13 +419,18 @@ def main(argv=None):
         report["tuned"] = tuned
         save()
     report["tune_s"] = round(time.time() - t0, 1)
+    suffix, elt = ("", 2) if dtype == torch.bfloat16 else ("_fp32", 4)
     for op in OPS:
         table = table_from(tuned, op)
-        (out / f"{op}-fast_tuned.json").write_text(table_json(report["device"], table), encoding="utf-8")
+        path = out / f"{op}-fast_tuned{suffix}.json"
+        path.write_text(table_json(report["device"], table, a.dtype, a.step), encoding="utf-8")
         fast = fast_module(op)
-        fast.TUNED = out / f"{op}-fast_tuned.json"
+        fast.TUNED[elt] = path
         for f in (fast.tuned_table, fast.forward_config, fast.backward_config):
             f.cache_clear()
+    if a.tables_only:
+        save()
+        return
     # the providers, with the new tables
     try:
         import liger_kernel  # noqa: F401

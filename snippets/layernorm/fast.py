@@ -43,12 +43,13 @@ SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
 
 # --8<-- [start:fast_forward_kernel]
-@triton.jit(do_not_specialize=["M"])  # one compilation for every row count
+@triton.jit(do_not_specialize=["M"])  # one compilation per width N, for every M
 def ln_fast_fwd_kernel(
     X, Y,          # (M, N) contiguous input and output
     W, B,          # (N,) weight and bias
     Stats,         # (2, M) fp32: mean, then rstd, saved for the backward pass
-    M, N, eps,
+    M, eps,
+    N: tl.constexpr,        # known when compiling: masks and index math fold away
     BLOCK_N: tl.constexpr,  # next power of two >= N: the whole row in registers
     ROWS: tl.constexpr,     # rows per program: short rows packed to move enough bytes
 ):
@@ -62,8 +63,6 @@ def ln_fast_fwd_kernel(
     offsets = rows.to(tl.int64)[:, None] * N + cols[None, :]
 
     x = tl.load(X + offsets, mask=mask, other=0.0).to(tl.float32)
-    w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)
-    b = tl.load(B + cols, mask=col_ok, other=0.0).to(tl.float32)
 
     # both statistics from the registers: one read of x, not the teaching kernel's three
     mean = tl.sum(x, axis=1) / N
@@ -71,6 +70,9 @@ def ln_fast_fwd_kernel(
     xc = tl.where(mask, x - mean[:, None], 0.0)
     rstd = tl.rsqrt(tl.sum(xc * xc, axis=1) / N + eps)
 
+    # w and b only now: registers held them idle during the two reductions
+    w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)
+    b = tl.load(B + cols, mask=col_ok, other=0.0).to(tl.float32)
     y = xc * rstd[:, None] * w[None, :] + b[None, :]
     tl.store(Y + offsets, y.to(Y.dtype.element_ty), mask=mask)
     tl.store(Stats + rows, mean, mask=row_ok)
@@ -81,7 +83,8 @@ def ln_fast_fwd_kernel(
 # --8<-- [start:fast_forward_chunked_kernel]
 @triton.jit(do_not_specialize=["M"])
 def ln_fast_fwd_chunked_kernel(
-    X, Y, W, B, Stats, M, N, eps,   # as ln_fast_fwd_kernel
+    X, Y, W, B, Stats, M, eps,      # as ln_fast_fwd_kernel
+    N: tl.constexpr,
     CHUNK: tl.constexpr,            # columns per step of the walk along the row
     ROWS: tl.constexpr,
 ):
@@ -90,28 +93,24 @@ def ln_fast_fwd_chunked_kernel(
     row_ok = rows < M
     starts = rows.to(tl.int64)[:, None] * N  # int64: M * N may pass 2**31
 
-    # walk 1: sums of (x - K) and (x - K)^2, where K is the first chunk's mean.
-    # Shifting by a value close to the mean keeps var = E[(x-K)^2] - E[x-K]^2 from
-    # subtracting two large, nearly equal numbers. Each lane keeps its own sums: no
-    # reduction inside the loop. evict_last: keep the row in L2 for walk 2.
-    cols = tl.arange(0, CHUNK)
-    mask = row_ok[:, None] & (cols < N)[None, :]
-    x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
-                eviction_policy="evict_last").to(tl.float32)
-    shift = tl.sum(x, axis=1) / tl.sum((cols < N).to(tl.float32), axis=0)
-    d = tl.where(mask, x - shift[:, None], 0.0)
-    s1 = d
-    s2 = d * d
-    for start in range(CHUNK, N, CHUNK):
+    # walk 1: sums of (x - K) and (x - K)^2, where K is the row's first element.
+    # Shifting by a value of the row keeps var = E[(x-K)^2] - E[x-K]^2 from
+    # subtracting two large, nearly equal numbers when the mean is far from 0. Each
+    # lane keeps its own sums: no reduction inside the loop, none before it.
+    # evict_last: keep the row in L2 for walk 2.
+    shift = tl.load(X + starts, mask=row_ok[:, None], other=0.0).to(tl.float32)
+    s1 = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
+    s2 = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
+    for start in range(0, N, CHUNK):
         cols = start + tl.arange(0, CHUNK)
         mask = row_ok[:, None] & (cols < N)[None, :]
         x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
                     eviction_policy="evict_last").to(tl.float32)
-        d = tl.where(mask, x - shift[:, None], 0.0)
+        d = tl.where(mask, x - shift, 0.0)
         s1 += d
         s2 += d * d
     mean_d = tl.sum(s1, axis=1) / N
-    mean = shift + mean_d
+    mean = tl.sum(shift, axis=1) + mean_d
     rstd = tl.rsqrt(tl.maximum(tl.sum(s2, axis=1) / N - mean_d * mean_d, 0.0) + eps)
 
     # walk 2: normalize. The row was just read: these loads hit the L2 cache, not
@@ -140,7 +139,8 @@ def ln_fast_bwd_kernel(
     W,             # (N,) weight
     Stats,         # (2, M) fp32 from the forward pass: mean, then rstd
     Part,          # (2, programs, N): this program writes row pid of each half (dW, dB)
-    M, N, rows_per_program,
+    M, rows_per_program,
+    N: tl.constexpr,
     BLOCK_N: tl.constexpr,
     ROWS: tl.constexpr,      # rows handled per step of the loop
     PREFETCH: tl.constexpr,  # load the next step's x and dy before computing this one
@@ -216,8 +216,10 @@ def ln_fast_bwd_kernel(
 # --8<-- [start:fast_backward_chunked_kernel]
 @triton.jit(do_not_specialize=["M", "rows_per_program"])
 def ln_fast_bwd_chunked_kernel(
-    X, DY, DX, W, Stats, M, N, rows_per_program,   # as ln_fast_bwd_kernel
+    X, DY, DX, W, Stats,   # as ln_fast_bwd_kernel
     Part,          # (2, programs, N) fp32: row pid of each half: this program's dW, dB
+    M, rows_per_program,
+    N: tl.constexpr,
     CHUNK: tl.constexpr,   # columns per step of the walk along the row
     ROWS: tl.constexpr,    # rows per step
 ):
@@ -325,28 +327,38 @@ def sm_count(device_index):
 
 
 # Written by the tuning run (python -m faster.tune, notes/fast-kernels.md): for
-# every N that is a multiple of 256 up to MAX_N, the fastest launch configuration
-# measured on an H200 in bf16.
+# every N that is a multiple of the table's step up to MAX_N, the fastest launch
+# configuration measured on an H200: one table for 16-bit inputs (tuned in bf16,
+# used for fp16 too) and one for fp32.
 # forward:  ["row", ROWS, num_warps]          or ["chunked", CHUNK, ROWS, num_warps]
 # backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
 #           or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
-TUNED = Path(__file__).with_name("fast_tuned.json")
-TABLE_STEP = 256
+TUNED = {2: Path(__file__).with_name("fast_tuned.json"),
+         4: Path(__file__).with_name("fast_tuned_fp32.json")}
 
 
 @functools.lru_cache(maxsize=None)
-def tuned_table():
-    if not TUNED.exists():
-        return {"forward": {}, "backward": {}}
-    data = json.loads(TUNED.read_text(encoding="utf-8"))
-    return {key: {int(n): tuple(c) for n, c in data[key].items()}
-            for key in ("forward", "backward")}
+def tuned_table(element_size):
+    """The table for this element size (the 16-bit one when there is none), or None."""
+    path = TUNED.get(element_size)
+    if path is None or not path.exists():
+        path = TUNED[2]
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    table = {key: {int(n): tuple(c) for n, c in data[key].items()}
+             for key in ("forward", "backward")}
+    table["step"] = data["step"]
+    return table
 
 
-def table_entry(kind, n_cols):
-    """The tuned entry of the next multiple of TABLE_STEP at or above N
+def table_entry(kind, n_cols, element_size):
+    """The tuned entry of the next multiple of the table's step at or above N
     (its rows are at least as wide)."""
-    return tuned_table()[kind].get(triton.cdiv(n_cols, TABLE_STEP) * TABLE_STEP)
+    table = tuned_table(element_size)
+    if table is None:
+        return None
+    return table[kind].get(triton.cdiv(n_cols, table["step"]) * table["step"])
 
 
 @functools.lru_cache(maxsize=None)
@@ -354,7 +366,7 @@ def forward_config(n_cols, element_size):
     """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps)
     for the forward."""
     block_n = triton.next_power_of_2(n_cols)
-    entry = table_entry("forward", n_cols)
+    entry = table_entry("forward", n_cols, element_size)
     if entry is not None:
         return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
     # outside the table (or no table yet): the whole row in registers, at least
@@ -370,7 +382,7 @@ def backward_config(n_cols, element_size):
     """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH) or
     ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward."""
     block_n = triton.next_power_of_2(n_cols)
-    entry = table_entry("backward", n_cols)
+    entry = table_entry("backward", n_cols, element_size)
     if entry is not None:
         return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
     rows = max(1, 1024 // block_n)
@@ -439,12 +451,12 @@ def forward_rows(x2d, weight, bias, eps, config=None):
     stats = torch.empty((2, M), dtype=torch.float32, device=x2d.device)
     if kind == "row":
         fwd_row[(triton.cdiv(M, rows),)](
-            x2d, y, weight, bias, stats, M, N, eps,
-            BLOCK_N=block, ROWS=rows, num_warps=num_warps)
+            x2d, y, weight, bias, stats, M, eps,
+            N=N, BLOCK_N=block, ROWS=rows, num_warps=num_warps)
     else:
         fwd_chunked[(triton.cdiv(M, rows),)](
-            x2d, y, weight, bias, stats, M, N, eps,
-            CHUNK=block, ROWS=rows, num_warps=num_warps)
+            x2d, y, weight, bias, stats, M, eps,
+            N=N, CHUNK=block, ROWS=rows, num_warps=num_warps)
     return y, stats
 # --8<-- [end:fast_forward_launch]
 
@@ -474,18 +486,18 @@ def backward_rows(dy2d, x2d, weight, stats, config=None, programs=None):
     out = torch.empty((2, N), dtype=weight.dtype, device=x2d.device)  # dW, then dB
     if kind == "row" and programs == 1:
         # one program: its sums are the answer, so it writes them straight to `out`
-        bwd_row[(1,)](x2d, dy2d, dx, weight, stats, out, M, N, rows_per_program,
-                      BLOCK_N=block, ROWS=rows, PREFETCH=config[5], num_warps=num_warps)
+        bwd_row[(1,)](x2d, dy2d, dx, weight, stats, out, M, rows_per_program,
+                      N=N, BLOCK_N=block, ROWS=rows, PREFETCH=config[5],
+                      num_warps=num_warps)
         return dx, out[0], out[1]
     part = torch.empty((2, programs, N), dtype=torch.float32, device=x2d.device)
     if kind == "row":
-        bwd_row[(programs,)](x2d, dy2d, dx, weight, stats, part, M, N, rows_per_program,
-                             BLOCK_N=block, ROWS=rows, PREFETCH=config[5],
+        bwd_row[(programs,)](x2d, dy2d, dx, weight, stats, part, M, rows_per_program,
+                             N=N, BLOCK_N=block, ROWS=rows, PREFETCH=config[5],
                              num_warps=num_warps)
     else:
-        bwd_chunked[(programs,)](x2d, dy2d, dx, weight, stats, M, N, rows_per_program,
-                                 part,
-                                 CHUNK=block, ROWS=rows, num_warps=num_warps)
+        bwd_chunked[(programs,)](x2d, dy2d, dx, weight, stats, part, M, rows_per_program,
+                                 N=N, CHUNK=block, ROWS=rows, num_warps=num_warps)
     # one small launch sums both halves and casts to the weight's dtype; torch would
     # need a sum and a cast for each of dW and dB (four launches)
     reduce_n = 64 if N > 2048 else 32

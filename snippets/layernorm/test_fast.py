@@ -85,10 +85,12 @@ def test_each_design(shape, design, dtype, monkeypatch):
     check(shape, dtype)
 
 
-def test_tuned_table_covers_every_width():
-    # every multiple of 256 up to MAX_N has an entry for both passes: no width falls back to the rule
-    table = fast.tuned_table()
-    for n in range(fast.TABLE_STEP, fast.MAX_N + 1, fast.TABLE_STEP):
+@pytest.mark.parametrize("element_size", [2, 4])
+def test_tuned_table_covers_every_width(element_size):
+    # every multiple of the table's step up to MAX_N has an entry for both passes: no
+    # width falls back to the rule
+    table = fast.tuned_table(element_size)
+    for n in range(table["step"], fast.MAX_N + 1, table["step"]):
         for kind, sizes in (("forward", {"row": 3, "chunked": 4}), ("backward", {"row": 5, "chunked": 5})):
             entry = table[kind].get(n)
             assert entry is not None and len(entry) == sizes.get(entry[0]), (kind, n, entry)

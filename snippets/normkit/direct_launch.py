@@ -14,54 +14,79 @@ JITFunction.run uses it in Triton 3.6.
 Under TRITON_INTERPRET=1 (the CPU tests) every call goes through the interpreter as usual.
 """
 
+import inspect
+
 import torch
+import triton.language as tl
 from triton import knobs
 from triton.runtime.driver import driver
 
 from normkit.runtime import INTERPRETED
 
 
+def _tensor_key(a):
+    return a.dtype, a.data_ptr() % 16 == 0
+
+
+def _int_key(a):
+    return a == 1, a % 16 == 0, -(2**31) <= a < 2**31
+
+
+# by exact type: one dictionary lookup per argument instead of a chain of isinstance checks
+_KEY_BY_TYPE = {torch.Tensor: _tensor_key, int: _int_key, bool: lambda a: a, float: type}
+
+
+def _key_of(a):
+    if isinstance(a, torch.Tensor):  # subclasses, e.g. nn.Parameter
+        return _tensor_key(a)
+    if isinstance(a, bool):
+        return a
+    return _int_key(a) if isinstance(a, int) else type(a)
+
+
 def _specialization(args):
     """What the JIT specializes a compiled kernel on, for the argument kinds our kernels take."""
-    key = []
-    for a in args:
-        if isinstance(a, torch.Tensor):
-            key.append((a.dtype, a.data_ptr() % 16 == 0))
-        elif isinstance(a, bool):
-            key.append(a)
-        elif isinstance(a, int):
-            key.append((a == 1, a % 16 == 0, -(2**31) <= a < 2**31))
-        else:
-            key.append(type(a))
-    return tuple(key)
+    return tuple([_KEY_BY_TYPE.get(type(a), _key_of)(a) for a in args])
 
 
 class DirectLauncher:
-    """launcher[grid](*args, **meta) with the meaning of kernel[grid](*args, **meta)."""
+    """launcher[grid](*args, **meta) with the meaning of kernel[grid](*args, **meta).
+
+    Compile-time constants (tl.constexpr parameters, such as a width N the kernel is compiled
+    for) must be passed by name: the cache key holds their values, not just their kind."""
 
     def __init__(self, kernel):
         self.kernel = kernel
+        # the position of the first tl.constexpr parameter (from the signature: the
+        # interpreter's function has no list of them)
+        hints = inspect.signature(getattr(kernel, "fn", kernel)).parameters.values()
+        self.positional = next((i for i, p in enumerate(hints) if p.annotation is tl.constexpr
+                                or p.annotation == "tl.constexpr"), len(kernel.arg_names))
         self.compiled = {}  # (specialization, meta) -> (CompiledKernel, names of the constexpr args)
+        self.stream_of = None
 
     def __getitem__(self, grid):
         return lambda *args, **meta: self.launch(grid, args, meta)
 
     def launch(self, grid, args, meta):
+        if len(args) > self.positional:
+            raise TypeError(f"{self.kernel.__name__}: pass {self.kernel.arg_names[self.positional]} and the "
+                            "other tl.constexpr parameters by name")
         if INTERPRETED:
             return self.kernel[grid](*args, **meta)
-        key = (_specialization(args), tuple(meta.items()))
+        key = (_specialization(args), *meta.items())
         entry = self.compiled.get(key)
         if entry is None:
             compiled = self.kernel[grid](*args, **meta)  # the JIT's path: compile or load, then launch
             names = self.kernel.arg_names[len(args):]  # constexprs, in signature order
-            self.compiled[key] = (compiled, names)
+            self.compiled[key] = (compiled, tuple(meta[n] for n in names))
+            self.stream_of = driver.active.get_current_stream
             return compiled
-        compiled, names = entry
+        compiled, constants = entry
         hook = knobs.runtime.launch_enter_hook
-        stream = driver.active.get_current_stream(torch.cuda.current_device())
-        values = (*args, *(meta[n] for n in names))
+        stream = self.stream_of(torch.cuda.current_device())
         grid = (*grid, 1, 1)
         compiled.run(grid[0], grid[1], grid[2], stream, compiled.function, compiled.packed_metadata,
-                     compiled.launch_metadata(grid, stream, *values) if hook else None,
-                     hook, knobs.runtime.launch_exit_hook, *values)
+                     compiled.launch_metadata(grid, stream, *args, *constants) if hook else None,
+                     hook, knobs.runtime.launch_exit_hook, *args, *constants)
         return compiled

@@ -41,12 +41,13 @@ SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
 
 # --8<-- [start:fast_forward_kernel]
-@triton.jit(do_not_specialize=["M"])  # one compilation for every row count
+@triton.jit(do_not_specialize=["M"])  # one compilation per width N, for every M
 def rms_fast_fwd_kernel(
     X, Y,        # (M, N) contiguous input and output
     W,           # (N,) weight
     Rstd,        # (M,) fp32, saved for the backward pass
-    M, N, eps,
+    M, eps,
+    N: tl.constexpr,        # known when compiling: masks and index math fold away
     BLOCK_N: tl.constexpr,  # next power of two >= N: the whole row in registers
     ROWS: tl.constexpr,     # rows per program: short rows packed to move enough bytes
 ):
@@ -73,7 +74,8 @@ def rms_fast_fwd_kernel(
 # --8<-- [start:fast_forward_chunked_kernel]
 @triton.jit(do_not_specialize=["M"])
 def rms_fast_fwd_chunked_kernel(
-    X, Y, W, Rstd, M, N, eps,   # as rms_fast_fwd_kernel
+    X, Y, W, Rstd, M, eps,      # as rms_fast_fwd_kernel
+    N: tl.constexpr,
     CHUNK: tl.constexpr,        # columns per step of the walk along the row
     ROWS: tl.constexpr,
 ):
@@ -115,7 +117,8 @@ def rms_fast_bwd_kernel(
     W,           # (N,) weight
     Rstd,        # (M,) fp32 from the forward pass
     Part,        # (programs, N): this program writes row pid
-    M, N, rows_per_program,
+    M, rows_per_program,
+    N: tl.constexpr,
     BLOCK_N: tl.constexpr,
     ROWS: tl.constexpr,      # rows handled per step of the loop
     PREFETCH: tl.constexpr,  # load the next step's x and dy before computing this one
@@ -181,8 +184,10 @@ def rms_fast_bwd_kernel(
 # --8<-- [start:fast_backward_chunked_kernel]
 @triton.jit(do_not_specialize=["M", "rows_per_program"])
 def rms_fast_bwd_chunked_kernel(
-    X, DY, DX, W, Rstd, M, N, rows_per_program,   # as rms_fast_bwd_kernel
+    X, DY, DX, W, Rstd,   # as rms_fast_bwd_kernel
     Part,          # (programs, N) fp32: row pid is this program's running dW
+    M, rows_per_program,
+    N: tl.constexpr,
     CHUNK: tl.constexpr,   # columns per step of the walk along the row
     ROWS: tl.constexpr,    # rows per step
 ):
@@ -272,28 +277,38 @@ def sm_count(device_index):
 
 
 # Written by the tuning run (python -m faster.tune, notes/fast-kernels.md): for
-# every N that is a multiple of 256 up to MAX_N, the fastest launch configuration
-# measured on an H200 in bf16.
+# every N that is a multiple of the table's step up to MAX_N, the fastest launch
+# configuration measured on an H200: one table for 16-bit inputs (tuned in bf16,
+# used for fp16 too) and one for fp32.
 # forward:  ["row", ROWS, num_warps]          or ["chunked", CHUNK, ROWS, num_warps]
 # backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
 #           or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
-TUNED = Path(__file__).with_name("fast_tuned.json")
-TABLE_STEP = 256
+TUNED = {2: Path(__file__).with_name("fast_tuned.json"),
+         4: Path(__file__).with_name("fast_tuned_fp32.json")}
 
 
 @functools.lru_cache(maxsize=None)
-def tuned_table():
-    if not TUNED.exists():
-        return {"forward": {}, "backward": {}}
-    data = json.loads(TUNED.read_text(encoding="utf-8"))
-    return {key: {int(n): tuple(c) for n, c in data[key].items()}
-            for key in ("forward", "backward")}
+def tuned_table(element_size):
+    """The table for this element size (the 16-bit one when there is none), or None."""
+    path = TUNED.get(element_size)
+    if path is None or not path.exists():
+        path = TUNED[2]
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    table = {key: {int(n): tuple(c) for n, c in data[key].items()}
+             for key in ("forward", "backward")}
+    table["step"] = data["step"]
+    return table
 
 
-def table_entry(kind, n_cols):
-    """The tuned entry of the next multiple of TABLE_STEP at or above N
+def table_entry(kind, n_cols, element_size):
+    """The tuned entry of the next multiple of the table's step at or above N
     (its rows are at least as wide)."""
-    return tuned_table()[kind].get(triton.cdiv(n_cols, TABLE_STEP) * TABLE_STEP)
+    table = tuned_table(element_size)
+    if table is None:
+        return None
+    return table[kind].get(triton.cdiv(n_cols, table["step"]) * table["step"])
 
 
 @functools.lru_cache(maxsize=None)
@@ -301,7 +316,7 @@ def forward_config(n_cols, element_size):
     """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps)
     for the forward."""
     block_n = triton.next_power_of_2(n_cols)
-    entry = table_entry("forward", n_cols)
+    entry = table_entry("forward", n_cols, element_size)
     if entry is not None:
         return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
     # outside the table (or no table yet): the whole row in registers, at least
@@ -317,7 +332,7 @@ def backward_config(n_cols, element_size):
     """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH) or
     ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward."""
     block_n = triton.next_power_of_2(n_cols)
-    entry = table_entry("backward", n_cols)
+    entry = table_entry("backward", n_cols, element_size)
     if entry is not None:
         return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
     rows = max(1, 1024 // block_n)
@@ -378,11 +393,11 @@ def forward_rows(x2d, weight, eps, config=None):
     y = torch.empty_like(x2d)
     rstd = torch.empty(M, dtype=torch.float32, device=x2d.device)
     if kind == "row":
-        fwd_row[(triton.cdiv(M, rows),)](x2d, y, weight, rstd, M, N, eps,
-                                         BLOCK_N=block, ROWS=rows, num_warps=num_warps)
+        fwd_row[(triton.cdiv(M, rows),)](x2d, y, weight, rstd, M, eps,
+                                         N=N, BLOCK_N=block, ROWS=rows, num_warps=num_warps)
     else:
-        fwd_chunked[(triton.cdiv(M, rows),)](x2d, y, weight, rstd, M, N, eps,
-                                             CHUNK=block, ROWS=rows,
+        fwd_chunked[(triton.cdiv(M, rows),)](x2d, y, weight, rstd, M, eps,
+                                             N=N, CHUNK=block, ROWS=rows,
                                              num_warps=num_warps)
     return y, rstd
 # --8<-- [end:fast_forward_launch]
@@ -413,18 +428,18 @@ def backward_rows(dy2d, x2d, weight, rstd, config=None, programs=None):
     dw = torch.empty(N, dtype=weight.dtype, device=x2d.device)
     if kind == "row" and programs == 1:
         # one program: its sum is the answer, so it writes it straight to dw
-        bwd_row[(1,)](x2d, dy2d, dx, weight, rstd, dw, M, N, rows_per_program,
-                      BLOCK_N=block, ROWS=rows, PREFETCH=config[5], num_warps=num_warps)
+        bwd_row[(1,)](x2d, dy2d, dx, weight, rstd, dw, M, rows_per_program,
+                      N=N, BLOCK_N=block, ROWS=rows, PREFETCH=config[5],
+                      num_warps=num_warps)
         return dx, dw
     part = torch.empty((programs, N), dtype=torch.float32, device=x2d.device)
     if kind == "row":
-        bwd_row[(programs,)](x2d, dy2d, dx, weight, rstd, part, M, N, rows_per_program,
-                             BLOCK_N=block, ROWS=rows, PREFETCH=config[5],
+        bwd_row[(programs,)](x2d, dy2d, dx, weight, rstd, part, M, rows_per_program,
+                             N=N, BLOCK_N=block, ROWS=rows, PREFETCH=config[5],
                              num_warps=num_warps)
     else:
-        bwd_chunked[(programs,)](x2d, dy2d, dx, weight, rstd, M, N, rows_per_program,
-                                 part,
-                                 CHUNK=block, ROWS=rows, num_warps=num_warps)
+        bwd_chunked[(programs,)](x2d, dy2d, dx, weight, rstd, part, M, rows_per_program,
+                                 N=N, CHUNK=block, ROWS=rows, num_warps=num_warps)
     # one small launch sums the partial rows and casts to the weight's dtype
     # (torch would need two: a sum, then a cast)
     reduce_n = 64 if N > 2048 else 32
