@@ -89,25 +89,34 @@ def backward_candidates(n):
                     if rows * chunk <= 16384 and 8 <= per_thread <= 32:
                         for per_sm in (1, 2):
                             out.append(("chunked", chunk, rows, warps, per_sm))
+    if block >= 8192:  # two programs a row, each with half the columns
+        half = triton.next_power_of_2(triton.cdiv(n, 2))
+        for warps in (8, 16, 32):
+            if 4 <= half // (warps * 32) <= 32:
+                for per_sm in (1, 2):
+                    out.append(("split", 2048, 1, warps, per_sm))
     return out
 
 
-PRIOR = {}  # (op, N, pass) -> the row-design configurations worth timing again (--prior)
+PRIOR = {}  # (op, N, pass) -> (the configurations worth timing again, the designs timed) (--prior)
 
 
-def keep(op, n, kind, cands, top=4):
-    """With --prior: the chunked candidates, and only the `top` fastest row ones of the prior run."""
-    best = PRIOR.get((op, n, kind))
-    if best is None:
+def keep(op, n, kind, cands):
+    """With --prior: the prior run's fastest configurations, and every candidate of a design the
+    prior run did not time."""
+    prior = PRIOR.get((op, n, kind))
+    if prior is None:
         return cands
-    return [c for c in cands if c[0] == "chunked" or tuple(c) in best]
+    best, designs = prior
+    return [c for c in cands if c[0] not in designs or tuple(c) in best]
 
 
-def load_prior(path, top=4):
+def load_prior(path, passes=("fwd", "bwd"), top=4):
     for r in json.loads(Path(path).read_text())["tuned"]:
-        for kind in ("fwd", "bwd"):
-            ok = sorted((c for c in r[kind] if "ms" in c and c["config"][0] == "row"), key=lambda c: c["ms"])
-            PRIOR[(r["op"], r["N"], kind)] = {tuple(c["config"]) for c in ok[:top]}
+        for kind in passes:
+            ok = sorted((c for c in r[kind] if "ms" in c), key=lambda c: c["ms"])
+            PRIOR[(r["op"], r["N"], kind)] = ({tuple(c["config"]) for c in ok[:top]},
+                                              {c["config"][0] for c in r[kind]})
 
 
 def _compile_key(n, cfg):
@@ -375,7 +384,9 @@ def main(argv=None):
     p.add_argument("--n-min", type=int, default=256)
     p.add_argument("--budget-s", type=float, default=330, help="stop tuning new N after this many seconds")
     p.add_argument("--deadline-s", type=float, default=540, help="skip what is left after this many seconds")
-    p.add_argument("--prior", help="tune.json of an earlier run: time only its 4 best row configurations again")
+    p.add_argument("--prior", help="tune.json of an earlier run: time only its 4 best configurations again "
+                   "(and every candidate of a design it did not time)")
+    p.add_argument("--prior-passes", default="fwd,bwd", help="the passes --prior applies to")
     p.add_argument("--providers-step", type=int, default=256, help="providers at every N that is a multiple of this")
     p.add_argument("--wait-pid", type=int, help="after compiling, wait for this process (tests on the same GPU)")
     p.add_argument("--workers", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
@@ -389,7 +400,7 @@ def main(argv=None):
     t0 = time.time()
     ns = list(range(a.n_min, 16384 + 1, a.step))
     if a.prior:
-        load_prior(a.prior)
+        load_prior(a.prior, tuple(a.prior_passes.split(",")))
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
               "total_elements": TOTAL, "step": a.step}
 
