@@ -79,7 +79,7 @@ def backward_candidates(n):
             for prefetch in (True, False):
                 if prefetch and rows * block > 8192:
                     continue
-                for per_sm in ((1, 2) if rows * block >= 4096 else (2, 4)):
+                for per_sm in ((1, 2, 3) if rows * block >= 4096 else (2, 3, 4)):
                     out.append(("row", block, rows, warps, per_sm, prefetch))
     if block >= 16384:  # rows past 8192 columns: dW (and dB) no longer fit the registers
         for chunk in (2048, 4096):
@@ -89,12 +89,6 @@ def backward_candidates(n):
                     if rows * chunk <= 16384 and 8 <= per_thread <= 32:
                         for per_sm in (1, 2):
                             out.append(("chunked", chunk, rows, warps, per_sm))
-    if block >= 8192:  # two programs a row, each with half the columns
-        half = triton.next_power_of_2(triton.cdiv(n, 2))
-        for warps in (8, 16, 32):
-            if 4 <= half // (warps * 32) <= 32:
-                for per_sm in (1, 2):
-                    out.append(("split", 2048, 1, warps, per_sm))
     return out
 
 
@@ -393,12 +387,15 @@ def main(argv=None):
     p.add_argument("--dtype", choices=("bfloat16", "float32"), default="bfloat16",
                    help="bfloat16 writes <op>-fast_tuned.json (16-bit inputs), float32 <op>-fast_tuned_fp32.json")
     p.add_argument("--tables-only", action="store_true", help="stop once the tables are written")
+    p.add_argument("--widths", help="comma-separated N to tune instead of every multiple of --step")
+    p.add_argument("--update", action="store_true",
+                   help="write the fast modules' current tables with the tuned widths' entries replaced")
     a = p.parse_args(argv)
     dtype = getattr(torch, a.dtype)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    ns = list(range(a.n_min, 16384 + 1, a.step))
+    ns = [int(n) for n in a.widths.split(",")] if a.widths else list(range(a.n_min, 16384 + 1, a.step))
     if a.prior:
         load_prior(a.prior, tuple(a.prior_passes.split(",")))
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
@@ -433,9 +430,13 @@ def main(argv=None):
     suffix, elt = ("", 2) if dtype == torch.bfloat16 else ("_fp32", 4)
     for op in OPS:
         table = table_from(tuned, op)
+        fast = fast_module(op)
+        if a.update:
+            current = json.loads(fast.TUNED[elt].read_text(encoding="utf-8"))
+            for key in ("forward", "backward"):
+                table[key] = {**current[key], **table[key]}
         path = out / f"{op}-fast_tuned{suffix}.json"
         path.write_text(table_json(report["device"], table, a.dtype, a.step), encoding="utf-8")
-        fast = fast_module(op)
         fast.TUNED[elt] = path
         for f in (fast.tuned_table, fast.forward_config, fast.backward_config):
             f.cache_clear()

@@ -245,57 +245,6 @@ def rms_fast_bwd_chunked_kernel(
 # --8<-- [end:fast_backward_chunked_kernel]
 
 
-# --8<-- [start:fast_backward_split_kernel]
-@triton.jit(do_not_specialize=["M", "rows_per_program"])
-def rms_fast_bwd_split_kernel(
-    X, DY, DX, W, Rstd,   # as rms_fast_bwd_kernel
-    Part,          # (groups, N) fp32: row g is group g's dW
-    M, rows_per_program,
-    N: tl.constexpr,
-    BLOCK_H: tl.constexpr,  # next power of two >= H, the columns this program owns
-    CHUNK: tl.constexpr,    # columns per step of the walk over the other half
-):
-    # two programs per row: program 2g + h owns half h of the columns of group g's
-    # rows. Each keeps only its half of x, dy and dW in registers and walks the other
-    # half just for the row sum. Both programs of a pair read the same row at about
-    # the same time, so the second read of x and dy comes from L2.
-    H: tl.constexpr = (N + 1) // 2
-    pid = tl.program_id(0)
-    half = pid % 2
-    group = pid // 2
-    lanes = tl.arange(0, BLOCK_H)
-    cols = half * H + lanes
-    own = (lanes < H) & (cols < N)
-    w = tl.load(W + cols, mask=own, other=0.0).to(tl.float32)
-    dw = tl.zeros([BLOCK_H], dtype=tl.float32)
-    n = tl.full([], N, tl.float32)
-    first = group * rows_per_program
-    end = tl.minimum(first + rows_per_program, M)
-    start = first.to(tl.int64) * N  # int64: M * N may pass 2**31
-    for row in range(first, end):
-        rstd = tl.load(Rstd + row)
-        dy = tl.load(DY + start + cols, mask=own, other=0.0).to(tl.float32)
-        x_hat = tl.load(X + start + cols, mask=own, other=0.0).to(tl.float32) * rstd
-        g = dy * w
-        s = tl.sum(x_hat * g, axis=0)
-        # the other half: summed chunk by chunk and dropped
-        for c in tl.static_range(0, H, CHUNK):
-            o_lanes = c + tl.arange(0, CHUNK)
-            o_cols = (1 - half) * H + o_lanes
-            o_ok = (o_lanes < H) & (o_cols < N)
-            xo = tl.load(X + start + o_cols, mask=o_ok, other=0.0).to(tl.float32)
-            dyo = tl.load(DY + start + o_cols, mask=o_ok, other=0.0).to(tl.float32)
-            wo = tl.load(W + o_cols, mask=o_ok, other=0.0).to(tl.float32)
-            s += tl.sum(xo * rstd * dyo * wo, axis=0)
-        c = tl.math.div_rn(s, n)
-        dx = (g - x_hat * c) * rstd
-        tl.store(DX + start + cols, dx.to(DX.dtype.element_ty), mask=own)
-        dw += dy * x_hat
-        start += N
-    tl.store(Part + group * N + cols, dw, mask=own)
-# --8<-- [end:fast_backward_split_kernel]
-
-
 # --8<-- [start:fast_reduce_kernel]
 @triton.jit
 def sum_partials_kernel(
@@ -334,7 +283,6 @@ def sm_count(device_index):
 # forward:  ["row", ROWS, num_warps]          or ["chunked", CHUNK, ROWS, num_warps]
 # backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
 #           or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
-#           or ["split", CHUNK, 1, num_warps, programs per SM]  (two programs a row)
 TUNED = {2: Path(__file__).with_name("fast_tuned.json"),
          4: Path(__file__).with_name("fast_tuned_fp32.json")}
 
@@ -381,9 +329,8 @@ def forward_config(n_cols, element_size):
 
 @functools.lru_cache(maxsize=None)
 def backward_config(n_cols, element_size):
-    """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH),
-    ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) or
-    ("split", CHUNK, 1, num_warps, programs_per_sm) for the backward."""
+    """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH) or
+    ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("backward", n_cols, element_size)
     if entry is not None:
@@ -432,7 +379,6 @@ fwd_row = DirectLauncher(rms_fast_fwd_kernel)
 fwd_chunked = DirectLauncher(rms_fast_fwd_chunked_kernel)
 bwd_row = DirectLauncher(rms_fast_bwd_kernel)
 bwd_chunked = DirectLauncher(rms_fast_bwd_chunked_kernel)
-bwd_split = DirectLauncher(rms_fast_bwd_split_kernel)
 sum_partials = DirectLauncher(sum_partials_kernel)
 # --8<-- [end:fast_direct_launch]
 
@@ -476,9 +422,6 @@ def backward_rows(dy2d, x2d, weight, rstd, config=None, programs=None):
     kind, block, rows, num_warps, per_sm = config[:5]
     # a persistent grid: every program resident at once, each with a block of rows
     programs = programs or sm_count(x2d.device.index) * per_sm
-    if kind == "split":
-        # pairs of programs share a block of rows; "programs" counts the pairs from here
-        programs = max(1, programs // 2)
     programs, rows_per_program = backward_grid(M, rows, programs)
 
     dx = torch.empty_like(x2d)
@@ -490,11 +433,7 @@ def backward_rows(dy2d, x2d, weight, rstd, config=None, programs=None):
                       num_warps=num_warps)
         return dx, dw
     part = torch.empty((programs, N), dtype=torch.float32, device=x2d.device)
-    if kind == "split":
-        bwd_split[(2 * programs,)](x2d, dy2d, dx, weight, rstd, part, M, rows_per_program,
-                                   N=N, BLOCK_H=triton.next_power_of_2(triton.cdiv(N, 2)),
-                                   CHUNK=block, num_warps=num_warps)
-    elif kind == "row":
+    if kind == "row":
         bwd_row[(programs,)](x2d, dy2d, dx, weight, rstd, part, M, rows_per_program,
                              N=N, BLOCK_N=block, ROWS=rows, PREFETCH=config[5],
                              num_warps=num_warps)
