@@ -59,6 +59,19 @@ def test_widest_rows_interpreter_sized(dtype):
     check((5, 16384), dtype)  # the widest N accepted, with few rows
 
 
+@pytest.mark.parametrize("design", ["row", "chunked"])
+def test_rows_far_from_zero(design):
+    # the chunked forward's variance is E[(x-K)^2] - E[x-K]^2 with K the row's first element:
+    # a mean of 1000 and a spread of 1 must not cancel away (neither in the one-pass row design)
+    g = torch.Generator().manual_seed(1)
+    x = (1000 + torch.randn(6, 1000, generator=g)).to(DEVICE)
+    w, b = torch.ones(1000, device=DEVICE), torch.zeros(1000, device=DEVICE)
+    config = DESIGNS[design][0]
+    y, _ = fast.forward_rows(x, w, b, 1e-5, config=config)
+    ref = F.layer_norm(x.double(), (1000,), w.double(), b.double(), 1e-5)
+    assert (y.double() - ref).abs().max().item() < 1e-3
+
+
 def test_non_contiguous_input():
     x = torch.randn(40, 64, device=DEVICE).t()  # (64, 40), rows not contiguous
     w, b = torch.randn(40, device=DEVICE), torch.randn(40, device=DEVICE)
