@@ -89,11 +89,6 @@ def backward_candidates(n):
                     if rows * chunk <= 16384 and 8 <= per_thread <= 32:
                         for per_sm in (1, 2):
                             out.append(("chunked", chunk, rows, warps, per_sm))
-    if n != block:  # the row as up to three tiles (normkit.tiles): no padded block
-        for warps in (8, 16, 32):
-            if 4 <= n // (warps * 32) <= 32:
-                for per_sm in (1, 2):
-                    out.append(("tiles", 0, 1, warps, per_sm))
     return out
 
 
@@ -386,7 +381,6 @@ def main(argv=None):
     p.add_argument("--prior", help="tune.json of an earlier run: time only its 4 best configurations again "
                    "(and every candidate of a design it did not time)")
     p.add_argument("--prior-passes", default="fwd,bwd", help="the passes --prior applies to")
-    p.add_argument("--prior-top", type=int, default=4, help="how many of the prior run's fastest to time again")
     p.add_argument("--providers-step", type=int, default=256, help="providers at every N that is a multiple of this")
     p.add_argument("--wait-pid", type=int, help="after compiling, wait for this process (tests on the same GPU)")
     p.add_argument("--workers", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
@@ -403,7 +397,7 @@ def main(argv=None):
     t0 = time.time()
     ns = [int(n) for n in a.widths.split(",")] if a.widths else list(range(a.n_min, 16384 + 1, a.step))
     if a.prior:
-        load_prior(a.prior, tuple(a.prior_passes.split(",")), a.prior_top)
+        load_prior(a.prior, tuple(a.prior_passes.split(",")))
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
               "total_elements": TOTAL, "step": a.step}
 

@@ -31,7 +31,6 @@ import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
-from normkit.tiles import in_row, load_tile, store_tile, tiles_of
 
 import torch
 import triton
@@ -214,86 +213,6 @@ def ln_fast_bwd_kernel(
 # --8<-- [end:fast_backward_kernel]
 
 
-# --8<-- [start:fast_backward_tiles_kernel]
-@triton.jit
-def ln_tile_grad(x, dy, w, mean, rstd, BASE: tl.constexpr, T: tl.constexpr,
-                 N: tl.constexpr):
-    """x_hat, dy and g = dy * w of one tile, in fp32 (x_hat is 0 past the row's end)."""
-    x_hat = tl.where(in_row(BASE, T, N), (x.to(tl.float32) - mean) * rstd, 0.0)
-    dyf = dy.to(tl.float32)
-    return x_hat, dyf, dyf * w
-
-
-@triton.jit(do_not_specialize=["M", "rows_per_program"])
-def ln_fast_bwd_tiles_kernel(
-    X, DY, DX, W, Stats, Part, M, rows_per_program,   # as ln_fast_bwd_kernel
-    N: tl.constexpr,
-    T1: tl.constexpr, T2: tl.constexpr, T3: tl.constexpr,  # normkit.tiles.tiles_of(N)
-):
-    # the row kernel with one row per step, the row held as three tiles instead of one
-    # padded block: at N = 4352 registers for 4096 + 256 lanes, not 8192. The row sums
-    # are scalars, added tile by tile.
-    B2: tl.constexpr = T1
-    B3: tl.constexpr = T1 + T2
-    pid = tl.program_id(0)
-    programs = tl.num_programs(0)
-    first = pid * rows_per_program
-    end = tl.minimum(first + rows_per_program, M)
-    n = tl.full([], N, tl.float32)
-    w_a = load_tile(W, 0, True, 0, T1, N).to(tl.float32)
-    w_b = load_tile(W, 0, True, B2, T2, N).to(tl.float32)
-    w_c = load_tile(W, 0, True, B3, T3, N).to(tl.float32)
-    # fp32 accumulators, one per tile, for the whole block of rows
-    dw_a, db_a = tl.zeros([T1], tl.float32), tl.zeros([T1], tl.float32)
-    dw_b, db_b = tl.zeros([T2], tl.float32), tl.zeros([T2], tl.float32)
-    dw_c, db_c = tl.zeros([T3], tl.float32), tl.zeros([T3], tl.float32)
-
-    start = first.to(tl.int64) * N  # int64: M * N may pass 2**31
-    ok = first < end
-    x_a, x_b, x_c = (load_tile(X, start, ok, 0, T1, N),
-                     load_tile(X, start, ok, B2, T2, N),
-                     load_tile(X, start, ok, B3, T3, N))
-    y_a, y_b, y_c = (load_tile(DY, start, ok, 0, T1, N),
-                     load_tile(DY, start, ok, B2, T2, N),
-                     load_tile(DY, start, ok, B3, T3, N))
-    for row in range(first, end):
-        # the next row's tiles go out now and arrive while this row is computed
-        more = row + 1 < end
-        nx_a, nx_b, nx_c = (load_tile(X, start + N, more, 0, T1, N),
-                            load_tile(X, start + N, more, B2, T2, N),
-                            load_tile(X, start + N, more, B3, T3, N))
-        ny_a, ny_b, ny_c = (load_tile(DY, start + N, more, 0, T1, N),
-                            load_tile(DY, start + N, more, B2, T2, N),
-                            load_tile(DY, start + N, more, B3, T3, N))
-        mean = tl.load(Stats + row)
-        rstd = tl.load(Stats + M + row)
-        h_a, dy_a, g_a = ln_tile_grad(x_a, y_a, w_a, mean, rstd, 0, T1, N)
-        h_b, dy_b, g_b = ln_tile_grad(x_b, y_b, w_b, mean, rstd, B2, T2, N)
-        h_c, dy_c, g_c = ln_tile_grad(x_c, y_c, w_c, mean, rstd, B3, T3, N)
-        c1 = tl.math.div_rn(
-            tl.sum(h_a * g_a) + tl.sum(h_b * g_b) + tl.sum(h_c * g_c), n)
-        c2 = tl.math.div_rn(tl.sum(g_a) + tl.sum(g_b) + tl.sum(g_c), n)
-        store_tile(DX, start, (g_a - (h_a * c1 + c2)) * rstd, 0, T1, N)
-        store_tile(DX, start, (g_b - (h_b * c1 + c2)) * rstd, B2, T2, N)
-        store_tile(DX, start, (g_c - (h_c * c1 + c2)) * rstd, B3, T3, N)
-        dw_a += dy_a * h_a
-        dw_b += dy_b * h_b
-        dw_c += dy_c * h_c
-        db_a += dy_a
-        db_b += dy_b
-        db_c += dy_c
-        x_a, x_b, x_c, y_a, y_b, y_c = nx_a, nx_b, nx_c, ny_a, ny_b, ny_c
-        start += N
-
-    store_tile(Part, pid * N, dw_a, 0, T1, N)
-    store_tile(Part, pid * N, dw_b, B2, T2, N)
-    store_tile(Part, pid * N, dw_c, B3, T3, N)
-    store_tile(Part, (programs + pid) * N, db_a, 0, T1, N)
-    store_tile(Part, (programs + pid) * N, db_b, B2, T2, N)
-    store_tile(Part, (programs + pid) * N, db_c, B3, T3, N)
-# --8<-- [end:fast_backward_tiles_kernel]
-
-
 # --8<-- [start:fast_backward_chunked_kernel]
 @triton.jit(do_not_specialize=["M", "rows_per_program"])
 def ln_fast_bwd_chunked_kernel(
@@ -414,7 +333,6 @@ def sm_count(device_index):
 # forward:  ["row", ROWS, num_warps]          or ["chunked", CHUNK, ROWS, num_warps]
 # backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
 #           or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
-#           or ["tiles", 0, 1, num_warps, programs per SM]  (the row as tiles_of(N))
 TUNED = {2: Path(__file__).with_name("fast_tuned.json"),
          4: Path(__file__).with_name("fast_tuned_fp32.json")}
 
@@ -461,9 +379,8 @@ def forward_config(n_cols, element_size):
 
 @functools.lru_cache(maxsize=None)
 def backward_config(n_cols, element_size):
-    """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH),
-    ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) or
-    ("tiles", 0, 1, num_warps, programs_per_sm) for the backward."""
+    """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH) or
+    ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("backward", n_cols, element_size)
     if entry is not None:
@@ -518,7 +435,6 @@ fwd_row = DirectLauncher(ln_fast_fwd_kernel)
 fwd_chunked = DirectLauncher(ln_fast_fwd_chunked_kernel)
 bwd_row = DirectLauncher(ln_fast_bwd_kernel)
 bwd_chunked = DirectLauncher(ln_fast_bwd_chunked_kernel)
-bwd_tiles = DirectLauncher(ln_fast_bwd_tiles_kernel)
 sum_partials = DirectLauncher(sum_partials_kernel)
 # --8<-- [end:fast_direct_launch]
 
@@ -575,11 +491,7 @@ def backward_rows(dy2d, x2d, weight, stats, config=None, programs=None):
                       num_warps=num_warps)
         return dx, out[0], out[1]
     part = torch.empty((2, programs, N), dtype=torch.float32, device=x2d.device)
-    if kind == "tiles":
-        t1, t2, t3 = tiles_of(N)
-        bwd_tiles[(programs,)](x2d, dy2d, dx, weight, stats, part, M, rows_per_program,
-                               N=N, T1=t1, T2=t2, T3=t3, num_warps=num_warps)
-    elif kind == "row":
+    if kind == "row":
         bwd_row[(programs,)](x2d, dy2d, dx, weight, stats, part, M, rows_per_program,
                              N=N, BLOCK_N=block, ROWS=rows, PREFETCH=config[5],
                              num_warps=num_warps)

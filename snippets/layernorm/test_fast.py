@@ -78,15 +78,13 @@ def test_non_contiguous_input():
     torch.testing.assert_close(layer_norm_fast(x, (40,), w, b), F.layer_norm(x, (40,), w, b))
 
 
-# Every design of each pass, whatever the tuned table picks at these widths: the whole row in
-# registers ("row"), the walk along the row in column chunks ("chunked"), with rows that end
-# inside a chunk, one row, and several rows per step, and the backward's row as three tiles
-# ("tiles": 1000 = 512 + 256 + 256 with 24 lanes masked, 257 = 256 + 1 lane of a 16-lane tile).
+# Both designs of each pass, whatever the tuned table picks at these widths: the whole row in
+# registers ("row") and the walk along the row in column chunks ("chunked"), with rows that end
+# inside a chunk, one row, and several rows per step.
 DESIGNS = {
     "row": (("row", 1024, 2, 4), ("row", 1024, 2, 4, 2, True)),
     "chunked": (("chunked", 256, 2, 4), ("chunked", 256, 2, 4, 1)),
     "chunked-1-row": (("chunked", 128, 1, 2), ("chunked", 512, 1, 4, 2)),
-    "tiles": (("row", 1024, 2, 4), ("tiles", 0, 1, 4, 2)),
 }
 
 
@@ -106,7 +104,7 @@ def test_tuned_table_covers_every_width(element_size):
     # width falls back to the rule
     table = fast.tuned_table(element_size)
     for n in range(table["step"], fast.MAX_N + 1, table["step"]):
-        for kind, sizes in (("forward", {"row": 3, "chunked": 4}), ("backward", {"row": 5, "chunked": 5, "tiles": 5})):
+        for kind, sizes in (("forward", {"row": 3, "chunked": 4}), ("backward", {"row": 5, "chunked": 5})):
             entry = table[kind].get(n)
             assert entry is not None and len(entry) == sizes.get(entry[0]), (kind, n, entry)
             assert all(isinstance(v, int) for v in entry[1:]), (kind, n, entry)  # bools are ints too
