@@ -14,6 +14,10 @@ What changes against the teaching kernel (layernorm/ops.py):
   partial sums in fp16/bf16, and the next row's loads are in flight while this row is
   computed.
 
+- compile per width: N is a compile-time constant, so each width gets its own compiled
+  kernels, as torch.compile does for a static shape; the masks and index arithmetic fold,
+  and the chunk loops get constant bounds.
+
 - launch: each kernel's launch configuration comes from a table a tuning run on an H200
   wrote for every width (snippets/faster/tune.py), and the compiled kernels are launched
   directly (normkit.direct_launch), skipping the JIT's per-call argument binding.
@@ -496,8 +500,9 @@ def backward_rows(dy2d, x2d, weight, stats, config=None, programs=None):
                              N=N, BLOCK_N=block, ROWS=rows, PREFETCH=config[5],
                              num_warps=num_warps)
     else:
-        bwd_chunked[(programs,)](x2d, dy2d, dx, weight, stats, part, M, rows_per_program,
-                                 N=N, CHUNK=block, ROWS=rows, num_warps=num_warps)
+        bwd_chunked[(programs,)](x2d, dy2d, dx, weight, stats, part, M,
+                                 rows_per_program, N=N, CHUNK=block, ROWS=rows,
+                                 num_warps=num_warps)
     # one small launch sums both halves and casts to the weight's dtype; torch would
     # need a sum and a cast for each of dW and dB (four launches)
     reduce_n = 64 if N > 2048 else 32

@@ -2,8 +2,8 @@
 
 `kernel[grid](*args)` binds every argument by name, computes the specialization of each
 (dtype, 16-byte alignment, divisibility by 16, value 1), builds a cache key string, checks the
-kernel's globals and only then launches: tens of microseconds of Python per launch, more than a
-LayerNorm on a small tensor takes on the GPU. Here the first call with a new specialization goes
+kernel's globals and only then launches: Python work on every launch, paid again by every call
+of a small, launch-bound LayerNorm. Here the first call with a new specialization goes
 through the JIT (which compiles or loads the kernel and launches it); later calls with the same
 specialization call the compiled kernel's launcher straight away.
 

@@ -13,8 +13,10 @@ What changes against the teaching kernels (rmsnorm/ops.py):
   dW in fp32 registers. The partial buffer shrinks to (programs x N) fp32, summed by one
   small kernel at the end, and the next row's loads are in flight while this row computes.
 
-Launch configurations come from a table a tuning run on an H200 wrote for every width
-(snippets/faster/tune.py); the compiled kernels are launched directly (normkit.direct_launch).
+N is a compile-time constant: each width gets its own compiled kernels, as torch.compile does
+for a static shape. Launch configurations come from tables a tuning run on an H200 wrote for
+every width (snippets/faster/tune.py); the compiled kernels are launched directly
+(normkit.direct_launch).
 
 Inputs: float32, float16 or bfloat16, any number of leading dimensions, N up to 16384.
 Offsets are 64-bit: more than 2**31 elements are fine.
@@ -394,7 +396,8 @@ def forward_rows(x2d, weight, eps, config=None):
     rstd = torch.empty(M, dtype=torch.float32, device=x2d.device)
     if kind == "row":
         fwd_row[(triton.cdiv(M, rows),)](x2d, y, weight, rstd, M, eps,
-                                         N=N, BLOCK_N=block, ROWS=rows, num_warps=num_warps)
+                                         N=N, BLOCK_N=block, ROWS=rows,
+                                         num_warps=num_warps)
     else:
         fwd_chunked[(triton.cdiv(M, rows),)](x2d, y, weight, rstd, M, eps,
                                              N=N, CHUNK=block, ROWS=rows,
