@@ -48,8 +48,10 @@ def fast_module(op):
     return fast
 
 
-def rows_for(n, total=TOTAL):
-    return max(1, round(total / n))
+def rows_for(n, dtype=torch.bfloat16, total=TOTAL):
+    """M at width N: total / N rows, half as many in fp32 (the same bytes)."""
+    rows = max(1, round(total / n))
+    return rows // 2 if dtype == torch.float32 else rows
 
 
 def forward_candidates(n):
@@ -191,7 +193,7 @@ def pct(n_bytes, ms, copy):
 def tune_n(op, n, copy, dtype=torch.bfloat16):
     """Every candidate of both passes at one N; returns the timings and the best of each."""
     fast = fast_module(op)
-    m = rows_for(n) if dtype != torch.float32 else rows_for(n) // 2
+    m = rows_for(n, dtype)
     elt = torch.empty((), dtype=dtype).element_size()
     x, w, b, dy, _ = _inputs(op, m, n, dtype, grad=False)
     head = (x, w, b, LN_EPS) if op == "layernorm" else (x, w, RMS_EPS)
@@ -217,7 +219,7 @@ def tune_n(op, n, copy, dtype=torch.bfloat16):
 
 def providers_at(op, n, copy, dtype, providers, plain=True):
     """GPU-bound (graph replay) and plain-call fwd and fwd+bwd of each provider at one N."""
-    m = rows_for(n) if dtype != torch.float32 else rows_for(n) // 2
+    m = rows_for(n, dtype)
     elt = torch.empty((), dtype=dtype).element_size()
     rows = []
     for name in providers:
@@ -427,7 +429,7 @@ def main(argv=None):
         report["tuned"] = tuned
         save()
     report["tune_s"] = round(time.time() - t0, 1)
-    suffix, elt = ("", 2) if dtype == torch.bfloat16 else ("_fp32", 4)
+    elt = torch.empty((), dtype=dtype).element_size()
     for op in OPS:
         table = table_from(tuned, op)
         fast = fast_module(op)
@@ -435,7 +437,7 @@ def main(argv=None):
             current = json.loads(fast.TUNED[elt].read_text(encoding="utf-8"))
             for key in ("forward", "backward"):
                 table[key] = {**current[key], **table[key]}
-        path = out / f"{op}-fast_tuned{suffix}.json"
+        path = out / f"{op}-{fast.TUNED[elt].name}"  # the name fast.py reads, with the op in front
         path.write_text(table_json(report["device"], table, a.dtype, a.step), encoding="utf-8")
         fast.TUNED[elt] = path
         for f in (fast.tuned_table, fast.forward_config, fast.backward_config):
