@@ -13,7 +13,8 @@ pipeline (its data is marked quick and the staleness test refuses it).
 
 Every data set's measurements land in docs/data/<name>/measurements.json with their provenance:
 GPU, SM count, driver and CUDA versions, torch and triton versions, date, git commit, the device's
-copy bandwidth measured in the same run, and the hash of the kernel sources that were measured.
+copy bandwidth measured in the same run (three repetitions before the data set and three after it: one
+figure per data set, the ceiling its pages compare with), and the hash of the kernel sources measured.
 """
 
 import argparse
@@ -118,8 +119,6 @@ def device_provenance():
     import torch
     import triton
 
-    from normkit.bench import copy_bandwidth_gb_per_s
-
     properties = torch.cuda.get_device_properties(0)
     driver = subprocess.run(
         ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
@@ -135,7 +134,7 @@ def device_provenance():
         "python": sys.version.split()[0],
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "git_commit": git_commit(),
-        "copy_gb_per_s": round(copy_bandwidth_gb_per_s(), 1),
+        "l2_bytes": properties.L2_cache_size,
     }
 
 
@@ -158,9 +157,17 @@ def measure_one(name, quick):
 
     if not torch.cuda.is_available():
         sys.exit("measure needs a CUDA GPU")
+    from normkit import bench
+
     provenance = device_provenance()
-    print(f"== measuring {name} on the {provenance['gpu']} (copy {provenance['copy_gb_per_s']} GB/s)", flush=True)
+    protocol = bench.QUICK if quick else bench.PROTOCOL
+    before = bench.copy_bandwidth_gb_per_s(protocol=protocol)
+    print(f"== measuring {name} on the {provenance['gpu']} (copy {before['median']:.0f} GB/s)", flush=True)
     results = importlib.import_module(DATA_SETS[name]["measure"]).measure(quick=quick)
+    after = bench.copy_bandwidth_gb_per_s(protocol=protocol)
+    # one ceiling per data set: the copy's repetitions before and after the measurement, together
+    copy = bench.figure(before["runs"] + after["runs"])
+    provenance |= {"copy": copy, "copy_gb_per_s": round(copy["median"], 1)}
     sources = loaded_sources(name)
     document = {
         "provenance": {**provenance, "sources": sources, "sources_sha256": sources_hash(sources), "quick": quick},
@@ -177,13 +184,15 @@ PROVENANCE_ROWS = ("gpu", "sm_count", "copy_gb_per_s", "driver", "cuda", "torch"
 
 
 def provenance_table(provenance, t):
+    from normkit.claims import with_range
+
     rows = ["| | |", "|---|---|"]
     for key in PROVENANCE_ROWS:
         value = provenance[key]
         if key in ("git_commit", "sources_sha256"):
             value = f"`{str(value)[:12]}`"
         elif key == "copy_gb_per_s":
-            value = t.number(value, ".1f")
+            value = with_range(provenance["copy"], "copy", t)
         rows.append(f"| {t(key)} | {value} |")
     return "\n".join(rows) + "\n"
 

@@ -1,17 +1,18 @@
 """Side-by-side speed of every LayerNorm / RMSNorm provider, measured in one run on any CUDA GPU.
 
-    python -m faster                      # the target shapes, both ops, bf16
+    python -m faster                      # the target shapes, both ops, bf16, GPU time
     python -m faster.tune --out DIR       # the tuning run: every N, every launch configuration
-    python -m faster --sweep --small --json out.json
     python -m faster --all out/           # everything the "Going faster" pages show, rendered
+    python -m faster --all out/ --quick   # the same pipeline on tiny shapes, in seconds
 
 Providers: the chapter's teaching kernel (when it imports and accepts the input), the fast
 kernel, torch eager, torch.compile (compiled per shape) and Liger-Kernel (when installed).
 Each is timed forward alone and forward+backward (torch.autograd.grad on a fresh graph
-every call, so torch.compile's donated buffers are never reused), as the median of
-normkit.bench.median_call_ms. Bytes counted: forward 2*M*N*elt (read x, write y);
-forward+backward 5*M*N*elt (and the backward reads x and dy and writes dx). Each figure is
-also given as a percentage of the device-to-device copy bandwidth measured in the same run.
+every call, so torch.compile's donated buffers are never reused), with normkit.bench's one
+protocol: GPU time from CUDA-graph replay, host cost as the fastest of many synchronized calls,
+every figure from three repetitions in separate passes. Bytes counted: forward 2*M*N*elt (read x,
+write y); forward+backward 5*M*N*elt (and the backward reads x and dy and writes dx); the report
+turns them into a percentage of the copy bandwidth measured in the same run.
 Every function returns JSON-serializable dicts.
 """
 
@@ -23,7 +24,7 @@ import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU
 import torch
 import torch.nn.functional as F
 
-from normkit.bench import copy_bandwidth_gb_per_s, gb_per_s, median_call_ms
+from normkit import bench
 
 OPS = ("layernorm", "rmsnorm")
 PROVIDERS = ("teaching", "fast", "torch", "compile", "liger")
@@ -76,92 +77,71 @@ def _inputs(op, M, N, dtype, grad):
     return x, w, b, dy, params
 
 
-def _timing_kwargs(quick):
-    return dict(warmup_calls=5, samples=10, calls_per_sample=5) if quick else {}
+
+def _dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
 
 
-def time_provider(op, name, M, N, dtype, copy_gbps, quick=False, timing=None):
-    """Forward and forward+backward of one provider at one shape: ms, GB/s, % of copy bandwidth.
-
-    timing: median_call_ms keyword arguments; default: normal timing, or the quick one."""
-    timing = timing if timing is not None else _timing_kwargs(quick)
-    elt = torch.empty((), dtype=dtype).element_size()
-    row = {"op": op, "provider": name, "M": M, "N": N, "dtype": str(dtype).replace("torch.", "")}
-    try:
-        fn = _provider_fn(op, name)
-        with torch.no_grad():
-            x, w, b, _, _ = _inputs(op, M, N, dtype, grad=False)
-            fwd_ms = median_call_ms(lambda: fn(x, w, b), **timing)
-        del x, w, b
-        x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
-        # a fresh graph every call: forward, then the gradients of all inputs
-        both_ms = median_call_ms(lambda: torch.autograd.grad(fn(x, w, b), params, dy), **timing)
-    except Exception as e:  # a missing package or an input the provider refuses
-        row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
-        return row
-    finally:
-        torch.cuda.empty_cache()
-    for key, ms, n_bytes in (("fwd", fwd_ms, 2 * M * N * elt), ("fwd_bwd", both_ms, 5 * M * N * elt)):
-        row[f"{key}_ms"] = ms
-        row[f"{key}_gbps"] = gb_per_s(n_bytes, ms)
-        row[f"{key}_pct_copy"] = 100 * gb_per_s(n_bytes, ms) / copy_gbps
-    return row
+def make_step(op, fn, M, N, dtype, key):
+    """Builds fresh inputs; returns one call: the forward alone (no graph recorded), or the forward
+    and the gradients of every input (a fresh graph each call)."""
+    def make():
+        x, w, b, dy, params = _inputs(op, M, N, dtype, grad=key == "fwd_bwd")
+        if key == "fwd":
+            return lambda: fn(x, w, b)
+        return lambda: torch.autograd.grad(fn(x, w, b), params, dy)
+    return make
 
 
-def measure_providers(op, shapes=TARGET_SHAPES, dtype=torch.bfloat16, providers=PROVIDERS, copy_gbps=None,
-                      quick=False, timing=None):
-    """Every provider at every shape, in one run. Returns {'copy_gbps': ..., 'rows': [...]}."""
-    copy_gbps = copy_gbps or copy_bandwidth_gb_per_s()
-    rows = []
-    for M, N in shapes:
-        for name in providers:
+def bytes_moved(key, M, N, dtype):
+    return {"fwd": 2, "fwd_bwd": 5}[key] * M * N * dtype.itemsize
+
+
+def gpu_tasks(op, name, M, N, dtype, protocol):
+    """{(op, name, M, N, dtype, key, "gpu"): one repetition} for both passes of one provider and shape.
+
+    A provider that is missing or refuses the input raises from its first repetition, which
+    bench.measure_all records as the figure's error."""
+    tasks = {}
+    fn_holder = {}
+
+    def fn():
+        if "fn" not in fn_holder:  # built once per provider and shape: torch.compile compiles per shape
             if name == "compile":
-                torch._dynamo.reset()  # compiled per shape, from scratch
-            rows.append(time_provider(op, name, M, N, dtype, copy_gbps, quick, timing))
-    return {"copy_gbps": copy_gbps, "rows": rows}
+                torch._dynamo.reset()
+            fn_holder["fn"] = _provider_fn(op, name)
+        return fn_holder["fn"]
+
+    for key in ("fwd", "fwd_bwd"):
+        copies = bench.rotating_copies(bytes_moved(key, M, N, dtype), protocol)
+
+        def one(key=key, copies=copies):
+            return bench.gpu_us(make_step(op, fn(), M, N, dtype, key), copies, protocol)
+        tasks[(op, name, M, N, _dtype_name(dtype), key, "gpu")] = one
+    return tasks
 
 
-def graph_replay_ms(step, **timing):
-    """Median ms of one replay of a CUDA graph that captured step(): the GPU's time for the work,
-    with no Python, autograd or launch overhead."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm up off the capturing stream, as torch asks
-        for _ in range(3):
-            step()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    try:
-        return median_call_ms(graph.replay, **timing)
-    finally:
-        del graph
+def host_tasks(op, name, M, N, dtype, protocol):
+    tasks = {}
+    for key in ("fwd", "fwd_bwd"):
+        def one(key=key):
+            return bench.host_us(make_step(op, _provider_fn(op, name), M, N, dtype, key), protocol)
+        tasks[(op, name, M, N, _dtype_name(dtype), key, "host")] = one
+    return tasks
 
 
-def small_case(op, M=128, N=257, dtype=torch.float32, providers=("teaching", "fast", "torch", "liger"), timing=None):
-    """The launch-bound case: plain calls against CUDA-graph replay of the same work.
-
-    Plain calls time what a training step sees: Python, autograd and launch overhead
-    included. Graph replay launches the captured kernels with none of that, so the gap
-    between the two columns is the launch overhead.
-    """
-    timing = timing or {}
-    out = []
-    for name in providers:
-        row = {"op": op, "provider": name, "M": M, "N": N, "dtype": str(dtype).replace("torch.", "")}
-        try:
-            fn = _provider_fn(op, name)
-            x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
-            both = lambda: torch.autograd.grad(fn(x, w, b), params, dy)  # noqa: E731
-            fwd = lambda: fn(x, w, b)  # noqa: E731
-            for key, step in (("fwd", fwd), ("fwd_bwd", both)):
-                row[f"{key}_plain_us"] = 1e3 * median_call_ms(step, **timing)
-                row[f"{key}_graph_us"] = 1e3 * graph_replay_ms(step, **timing)
-        except Exception as e:
-            row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
-        out.append(row)
-    return out
+def rows_from(figures, kinds=("gpu",)):
+    """One row per (op, provider, shape): {"fwd_gpu_us": figure, "fwd_bwd_gpu_us": figure, ...} or an error."""
+    rows = {}
+    for (op, name, M, N, dtype, key, kind), fig in figures.items():
+        row = rows.setdefault((op, name, M, N, dtype),
+                              {"op": op, "provider": name, "M": M, "N": N, "dtype": dtype})
+        if "error" in fig:
+            row["error"] = fig["error"]
+        else:
+            row[f"{key}_{kind}_us"] = fig
+    return [row for row in rows.values() if "error" in row or all(
+        f"{key}_{kind}_us" in row for key in ("fwd", "fwd_bwd") for kind in kinds)]
 
 
 def dw_error(M=32768, N=4096, dtype=torch.bfloat16, providers=("teaching", "fast", "torch", "liger")):
@@ -205,24 +185,22 @@ def dw_error(M=32768, N=4096, dtype=torch.bfloat16, providers=("teaching", "fast
     return result
 
 
-def profile(op, M, N, dtype=torch.bfloat16, provider="fast", calls=10, timing=None):
-    """Where a forward+backward call's time goes: host time per call (no synchronization),
-    wall time per call, the GPU kernels with their device time per call, and the time of
-    the same call replayed from a CUDA graph (no host work at all)."""
+
+def profile_once(op, M, N, dtype=torch.bfloat16, provider="fast", calls=10):
+    """One repetition of where a forward+backward call's time goes: host time per call (no
+    synchronization inside the loop) and the GPU kernels with their device time per call."""
     from torch.autograd import DeviceType
 
     fn = _provider_fn(op, provider)
-    x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
-    step = lambda: torch.autograd.grad(fn(x, w, b), params, dy)  # noqa: E731
+    step = make_step(op, fn, M, N, dtype, "fwd_bwd")()
     for _ in range(5):
         step()
     torch.cuda.synchronize()
-    t = time.perf_counter()
+    start = time.perf_counter()
     for _ in range(calls):
         step()
-    host = (time.perf_counter() - t) / calls
+    host = (time.perf_counter() - start) / calls
     torch.cuda.synchronize()
-    wall = (time.perf_counter() - t) / calls
     acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=acts) as prof:
         for _ in range(calls):
@@ -237,25 +215,28 @@ def profile(op, M, N, dtype=torch.bfloat16, provider="fast", calls=10, timing=No
         entry = per_kernel.setdefault(e.name[:60], [0.0, 0])
         entry[0] += e.time_range.elapsed_us()
         entry[1] += 1
-    kernels = [{"kernel": k, "us_per_call": us / calls, "count_per_call": n / calls} for k, (us, n) in per_kernel.items()]
-    kernels.sort(key=lambda k: -k["us_per_call"])
-    out = {"op": op, "provider": provider, "M": M, "N": N, "dtype": str(dtype).replace("torch.", ""),
-           "host_us_per_call": 1e6 * host, "wall_us_per_call": 1e6 * wall,
-           "gpu_us_per_call": sum(k["us_per_call"] for k in kernels),
-           "launches_per_call": sum(k["count_per_call"] for k in kernels), "kernels": kernels[:8]}
-    try:
-        out["graph_us_per_call"] = 1e3 * graph_replay_ms(step, **(timing or {}))
-    except Exception as e:  # a provider whose call cannot be captured
-        out["graph_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
-    del x, w, b, dy, params
+    del step
     torch.cuda.empty_cache()
-    return out
+    return {"host_us": 1e6 * host, "kernels": {k: (us / calls, n / calls) for k, (us, n) in per_kernel.items()}}
+
+
+def profile(op, M, N, dtype=torch.bfloat16, provider="fast", protocol=bench.PROTOCOL):
+    """The profile's figures from protocol.repeats repetitions: host µs per call, kernel µs per call
+    (the profiler's device time, summed over the call's kernels) and each kernel's share."""
+    runs = [profile_once(op, M, N, dtype, provider) for _ in range(protocol.repeats)]
+    names = sorted({k for r in runs for k in r["kernels"]}, key=lambda k: -runs[-1]["kernels"].get(k, (0, 0))[0])
+    kernels = [{"kernel": k, "us_per_call": bench.figure([r["kernels"].get(k, (0.0, 0))[0] for r in runs]),
+                "count_per_call": runs[-1]["kernels"].get(k, (0.0, 0))[1]} for k in names[:8]]
+    return {"op": op, "provider": provider, "M": M, "N": N, "dtype": _dtype_name(dtype),
+            "host_us_per_call": bench.figure([r["host_us"] for r in runs]),
+            "gpu_us_per_call": bench.figure([sum(us for us, _ in r["kernels"].values()) for r in runs]),
+            "launches_per_call": sum(n for _, n in runs[-1]["kernels"].values()), "kernels": kernels}
+
 
 
 # The "faster" data set of the GPU build (scripts/gpu_build.py): everything the "Going faster"
-# pages show, measured in one process. Timing: the targets and the small case use
-# median_call_ms's normal protocol (20 warm-up, 50 samples x 20 calls); the N sweep, plot data
-# only, a shorter one. Budget on an H200: about 3 minutes, half of it compilation.
+# pages show, measured in one process with normkit.bench.PROTOCOL. Budget on an H200: about
+# 3 minutes, a third of it compilation (Triton's per width, torch.compile's per shape).
 TARGETS_PCT = {"fwd": 92.0, "fwd_bwd": 85.0}  # the issue's targets, % of the copy bandwidth
 # issue 13's targets over the sweep, GPU-bound: forward, and forward+backward up to / past N = 8192
 SWEEP_TARGETS_PCT = {"fwd": 90.0, "fwd_bwd": 85.0, "fwd_bwd_wide": 75.0, "wide_above": 8192}
@@ -265,9 +246,7 @@ SWEEP_TOTAL = 2**27  # elements per tensor at every N of the sweep: M = SWEEP_TO
 BUILD_SWEEP_N = (1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 8192, 10240, 12288, 16384)
 OTHER_DTYPE_POINTS = ((4096, "fp16"), (4096, "fp32"), (12288, "fp16"))  # fp32 at half the rows
 COMPILE_SWEEP_N = (2048, 12288)  # torch.compile compiles each shape: a few N only (4096: the targets' rows)
-GRAPH_TIMING = dict(warmup_calls=3, samples=10, calls_per_sample=3)
-SWEEP_TIMING = dict(warmup_calls=5, samples=10, calls_per_sample=10)
-QUICK_TIMING = dict(warmup_calls=3, samples=5, calls_per_sample=3)
+SMALL = (128, 257, torch.float32)  # the launch-bound shape: GPU time against host cost
 
 
 def fast_launch(op, M, N, dtype=torch.bfloat16):
@@ -293,91 +272,27 @@ def _fast_module(op):
     return fast
 
 
-def sweep_row(op, name, M, N, dtype, copy_gbps, timing):
-    """One provider at one shape, forward and forward+backward, two ways: as plain calls (host
-    included: median_call_ms) and GPU-bound (one call captured in a CUDA graph and replayed)."""
-    elt = torch.empty((), dtype=dtype).element_size()
-    row = {"op": op, "provider": name, "M": M, "N": N, "dtype": str(dtype).replace("torch.", "")}
-    try:
-        fn = _provider_fn(op, name)
-        x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
-        steps = {"fwd": lambda: fn(x, w, b), "fwd_bwd": lambda: torch.autograd.grad(fn(x, w, b), params, dy)}
-        for key, step in steps.items():
-            if key == "fwd":
-                with torch.no_grad():
-                    ms = median_call_ms(step, **timing)
-            else:
-                ms = median_call_ms(step, **timing)
-            row[f"{key}_ms"] = ms
-            try:
-                if key == "fwd":
-                    with torch.no_grad():
-                        row[f"{key}_gpu_ms"] = graph_replay_ms(step, **GRAPH_TIMING)
-                else:
-                    row[f"{key}_gpu_ms"] = graph_replay_ms(step, **GRAPH_TIMING)
-            except Exception as e:  # a provider whose call cannot be captured: plain calls only
-                row[f"{key}_gpu_error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
-        del x, w, b, dy, params, steps
-    except Exception as e:  # a missing package or an input the provider refuses
-        row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
-        return row
-    finally:
-        torch.cuda.empty_cache()
-    for key, mult in (("fwd", 2), ("fwd_bwd", 5)):
-        n_bytes = mult * M * N * elt
-        row[f"{key}_gbps"] = gb_per_s(n_bytes, row[f"{key}_ms"])
-        row[f"{key}_pct_copy"] = 100 * row[f"{key}_gbps"] / copy_gbps
-        if f"{key}_gpu_ms" in row:
-            row[f"{key}_gpu_pct_copy"] = 100 * gb_per_s(n_bytes, row[f"{key}_gpu_ms"]) / copy_gbps
-    return row
-
-
-def host_cost(op, M=128, N=257, dtype=torch.float32, calls=300, providers=("fast", "torch", "liger")):
-    """What one call costs the host: the fastest of `calls` synchronized plain calls (host time plus
-    the GPU's few microseconds), against the same call replayed from a CUDA graph."""
-    out = []
-    for name in providers:
-        row = {"op": op, "provider": name, "M": M, "N": N, "dtype": str(dtype).replace("torch.", ""), "calls": calls}
-        try:
-            fn = _provider_fn(op, name)
-            x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
-            steps = {"fwd": lambda: fn(x, w, b), "fwd_bwd": lambda: torch.autograd.grad(fn(x, w, b), params, dy)}
-            for key, step in steps.items():
-                for _ in range(20):
-                    step()
-                torch.cuda.synchronize()
-                best = float("inf")
-                for _ in range(calls):
-                    t = time.perf_counter()
-                    step()
-                    torch.cuda.synchronize()
-                    best = min(best, time.perf_counter() - t)
-                row[f"{key}_min_us"] = 1e6 * best
-                row[f"{key}_graph_us"] = 1e3 * graph_replay_ms(step, **GRAPH_TIMING)
-        except Exception as e:
-            row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
-        out.append(row)
-    return out
+def sweep_m(n, total, dtype):
+    """Rows at width n: total / n, halved for fp32 so that every point moves the same bytes."""
+    return max(1, round(total / n)) // (2 if dtype == torch.float32 else 1)
 
 
 def measure(quick=False):
     """Every number of the "Going faster" pages, in one run; a JSON-serializable dict.
 
-    quick=True: one small shape, few samples and no torch.compile, to smoke-test the pipeline in
-    seconds (not for publishing). The full run prints each stage's seconds and records them under
-    "seconds": on an H200 about 3 minutes, half of it compilation (Triton's and torch.compile's).
+    quick=True: small shapes, the quick protocol and no torch.compile, to smoke-test the pipeline in
+    seconds (not for publishing). The full run prints each stage's seconds and records them.
     """
     if not torch.cuda.is_available():
         raise SystemExit("faster.benchmark.measure needs a CUDA GPU")
     dtype = torch.bfloat16
     if quick:
-        M, target_n, sweep_n, dw_shape = 2048, (1024,), (512, 1024), (4096, 512)
-        timing = sweep_timing = small_timing = QUICK_TIMING
-        sweep_total, other_points, compile_n, host_calls = 2**20, ((512, "fp32"),), (), 20
+        protocol, M, target_n, sweep_n, dw_shape = bench.QUICK, 2048, (1024,), (512, 1024), (4096, 512)
+        sweep_total, other_points, compile_n = 2**20, ((512, "fp32"),), ()
     else:
-        M, target_n, sweep_n, dw_shape = 32768, tuple(n for _, n in TARGET_SHAPES), BUILD_SWEEP_N, (32768, 4096)
-        timing, sweep_timing, small_timing = {}, SWEEP_TIMING, {}
-        sweep_total, other_points, compile_n, host_calls = SWEEP_TOTAL, OTHER_DTYPE_POINTS, COMPILE_SWEEP_N, 300
+        protocol, M, target_n, sweep_n, dw_shape = bench.PROTOCOL, 32768, tuple(n for _, n in TARGET_SHAPES), \
+            BUILD_SWEEP_N, (32768, 4096)
+        sweep_total, other_points, compile_n = SWEEP_TOTAL, OTHER_DTYPE_POINTS, COMPILE_SWEEP_N
     first = [p for p in PROVIDERS if p != "compile"]
     seconds, start = {}, time.perf_counter()
 
@@ -385,80 +300,87 @@ def measure(quick=False):
         seconds[stage] = round(time.perf_counter() - start - sum(seconds.values()), 1)
         print(f"# faster: {stage} done, {seconds[stage]} s", flush=True)
 
-    copy_gbps = copy_bandwidth_gb_per_s()
-    lap("copy")
-    targets = {op: measure_providers(op, [(M, n) for n in target_n], dtype, first, copy_gbps, timing=timing)["rows"]
-               for op in OPS}
-    lap("targets")
-    small = [row for op in OPS for row in small_case(op, 128, 257, torch.float32, timing=small_timing)]
-    lap("small")
+    # every GPU-time and host-cost figure, in one set of tasks: measure_all runs them as three passes
+    tasks = {}
+    for op in OPS:
+        for n in target_n:
+            for name in first:
+                tasks |= gpu_tasks(op, name, M, n, dtype, protocol)
+        m, n, small_dtype = SMALL
+        for name in ("teaching", "fast", "torch", "liger"):
+            tasks |= gpu_tasks(op, name, m, n, small_dtype, protocol)
+            tasks |= host_tasks(op, name, m, n, small_dtype, protocol)
+        for n in sweep_n:
+            for name in first:
+                tasks |= gpu_tasks(op, name, sweep_m(n, sweep_total, dtype), n, dtype, protocol)
+        for n, short in other_points:
+            other = DTYPES[short]
+            for name in ("fast", "torch", "liger"):
+                tasks |= gpu_tasks(op, name, sweep_m(n, sweep_total, other), n, other, protocol)
+    figures = bench.measure_all(tasks, protocol)
+    lap("timing")
+    # torch.compile last and shape by shape: its compilations take the longest (the quick run skips them)
+    compiled = {}
+    for op in OPS if not quick else ():
+        for m, n in [(M, n) for n in target_n] + [(sweep_m(n, sweep_total, dtype), n) for n in compile_n]:
+            compiled |= bench.measure_all(gpu_tasks(op, "compile", m, n, dtype, protocol), protocol)
+    lap("compile")
     dw = dw_error(*dw_shape, dtype)
     lap("dw_error")
     profiles = []
     for op in OPS:
         for n in target_n:
-            for name in ("fast", "torch"):  # the pages compare these two; Liger's host cost is the fast path's
+            for name in ("fast", "torch"):  # the pages compare these two
                 try:
-                    profiles.append(profile(op, M, n, dtype, name, timing=timing))
+                    profiles.append(profile(op, M, n, dtype, name, protocol))
                 except Exception as e:  # a profiler that cannot start: the pages then fail to build, loudly
-                    profiles.append({"op": op, "provider": name, "M": M, "N": n,
-                                     "error": f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"})
+                    profiles.append({"op": op, "provider": name, "M": M, "N": n, "error": bench.error_text(e)})
                 torch.cuda.empty_cache()
     lap("profile")
-    host = [row for op in OPS for row in host_cost(op, calls=host_calls)]
-    lap("host")
-    # the sweep: M = sweep_total / N rows at every N, every provider but torch.compile, bf16; then a
-    # few points in the other dtypes (fp32 at half the rows: the same bytes)
-    sweep = {op: [] for op in OPS}
-    for n in sweep_n:
-        for op in OPS:
-            for name in first:
-                sweep[op].append(sweep_row(op, name, max(1, round(sweep_total / n)), n, dtype, copy_gbps, sweep_timing))
-    for n, short in other_points:
-        other = DTYPES[short]
-        m = max(1, round(sweep_total / n)) // (2 if other == torch.float32 else 1)
-        for op in OPS:
-            for name in ("fast", "torch", "liger"):
-                sweep[op].append(sweep_row(op, name, m, n, other, copy_gbps, sweep_timing))
-    lap("sweep")
-    # torch.compile last: its compilations take the longest (the quick run skips them)
-    for op in OPS if not quick else ():
-        targets[op] += measure_providers(op, [(M, n) for n in target_n], dtype, ["compile"], copy_gbps,
-                                         timing=timing)["rows"]
-        for n in compile_n:
-            torch._dynamo.reset()  # compiled per shape, from scratch
-            sweep[op].append(sweep_row(op, "compile", max(1, round(sweep_total / n)), n, dtype, copy_gbps,
-                                       sweep_timing))
-    lap("compile")
-    copy_gbps_end = copy_bandwidth_gb_per_s()
-    lap("copy_end")
+
+    is_small = lambda key: key[2:5] == (SMALL[0], SMALL[1], _dtype_name(SMALL[2]))  # noqa: E731
+    rows = rows_from({k: v for k, v in (figures | compiled).items() if not is_small(k)})
+    small_rows = rows_from({k: v for k, v in figures.items() if is_small(k)}, kinds=("gpu", "host"))
+
+    def chosen(op, keep):
+        return [r for r in rows if r["op"] == op and keep(r)]
+
     properties = torch.cuda.get_device_properties(0)
     return {
         "quick": quick, "device": properties.name, "sm_count": properties.multi_processor_count,
-        "copy_gbps": copy_gbps, "copy_gbps_end": copy_gbps_end, "targets_pct": TARGETS_PCT,
-        "M": M, "dtype": str(dtype).replace("torch.", ""), "target_n": list(target_n), "sweep_n": list(sweep_n),
-        "sweep_total": sweep_total, "sweep_targets_pct": SWEEP_TARGETS_PCT, "host": host,
-        "providers": list(PROVIDERS),
-        "timing": {"targets": timing or "normal", "sweep": sweep_timing, "small": small_timing or "normal"},
-        "launch": {op: [fast_launch(op, M if n in target_n else max(1, round(sweep_total / n)), n, dtype)
+        "l2_bytes": properties.L2_cache_size,
+        "targets_pct": TARGETS_PCT,
+        "M": M, "dtype": _dtype_name(dtype), "target_n": list(target_n), "sweep_n": list(sweep_n),
+        "sweep_total": sweep_total, "sweep_targets_pct": SWEEP_TARGETS_PCT,
+        "providers": list(PROVIDERS), "protocol": bench.protocol_record(protocol),
+        "launch": {op: [fast_launch(op, M if n in target_n else sweep_m(n, sweep_total, dtype), n, dtype)
                         for n in sorted({*target_n, *sweep_n})] for op in OPS},
-        "targets": targets, "sweep": sweep, "small": small, "dw_error": dw, "profile": profiles,
+        "targets": {op: chosen(op, lambda r: r["M"] == M and r["N"] in target_n and r["dtype"] == _dtype_name(dtype))
+                    for op in OPS},
+        "sweep": {op: chosen(op, lambda r: r["M"] != M or r["N"] not in target_n or r["dtype"] != _dtype_name(dtype))
+                  for op in OPS},
+        "small": small_rows,
+        "dw_error": dw, "profile": profiles,
         "seconds": {**seconds, "total": round(time.perf_counter() - start, 1)},
     }
 
 
-def format_table(result):
-    """Markdown table: provider x shape, forward and forward+backward as % of copy bandwidth."""
-    lines = [f"copy bandwidth {result['copy_gbps']:.0f} GB/s",
-             "| op | shape | dtype | provider | fwd ms | fwd % copy | fwd+bwd ms | fwd+bwd % copy |",
+def format_table(rows, copy_gbps):
+    """Markdown table: provider x shape, forward and forward+backward GPU µs and % of copy bandwidth."""
+    lines = [f"copy bandwidth {copy_gbps:.0f} GB/s; GPU time, median of three repetitions",
+             "| op | shape | dtype | provider | fwd µs | fwd % copy | fwd+bwd µs | fwd+bwd % copy |",
              "|---|---|---|---|---|---|---|---|"]
-    for r in result["rows"]:
+    for r in rows:
         head = f"| {r['op']} | {r['M']}x{r['N']} | {r['dtype']} | {r['provider']} |"
         if "error" in r:
             lines.append(f"{head} {r['error'][:60]} | | | |")
-        else:
-            lines.append(f"{head} {r['fwd_ms']:.3f} | {r['fwd_pct_copy']:.1f}% | "
-                         f"{r['fwd_bwd_ms']:.3f} | {r['fwd_bwd_pct_copy']:.1f}% |")
+            continue
+        cells = []
+        for key in ("fwd", "fwd_bwd"):
+            us = r[f"{key}_gpu_us"]["median"]
+            n_bytes = bytes_moved(key, r["M"], r["N"], getattr(torch, r["dtype"]))
+            cells += [f"{us:.1f}", f"{100 * bench.gb_per_s(n_bytes, us / 1e3) / copy_gbps:.1f}%"]
+        lines.append(f"{head} " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -469,12 +391,7 @@ def main(argv=None):
     p.add_argument("--M", type=int, default=32768)
     p.add_argument("--N", type=int, nargs="*", default=[n for _, n in TARGET_SHAPES])
     p.add_argument("--providers", nargs="*", default=list(PROVIDERS))
-    p.add_argument("--sweep", action="store_true", help=f"also N in {BUILD_SWEEP_N} (quicker timing)")
-    p.add_argument("--small", action="store_true", help="the launch-bound 128x257 fp32 case, plain vs CUDA graph")
-    p.add_argument("--dw-error", action="store_true", help="LayerNorm dW error against fp32, per design")
-    p.add_argument("--profile", action="store_true", help="host and kernel time of the fast fwd+bwd")
-    p.add_argument("--skip-targets", action="store_true", help="skip the provider table at the target shapes")
-    p.add_argument("--json", help="write every result here")
+    p.add_argument("--json", help="write the rows here")
     p.add_argument("--all", metavar="DIR",
                    help="run the GPU build's full measurement (measure()) and render its tables, plots "
                         "and quotes into DIR, as the 'Going faster' pages show them")
@@ -487,63 +404,33 @@ def main(argv=None):
 
         from faster import report
 
+        protocol = bench.QUICK if a.quick else bench.PROTOCOL
+        before = bench.copy_bandwidth_gb_per_s(protocol=protocol)
         results = measure(quick=a.quick)
+        copy = bench.figure(before["runs"] + bench.copy_bandwidth_gb_per_s(protocol=protocol)["runs"])
         out = Path(a.all)
         out.mkdir(parents=True, exist_ok=True)
-        document = {"provenance": {"gpu": results["device"], "copy_gb_per_s": round(results["copy_gbps"], 1),
-                                   "quick": a.quick}, "results": results}
+        document = {"provenance": {"gpu": results["device"], "copy": copy,
+                                   "copy_gb_per_s": round(copy["median"], 1), "quick": a.quick},
+                    "results": results}
         (out / "measurements.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
         report.write(document, out)
         for op in OPS:
             print((out / f"{op}-targets.md").read_text(encoding="utf-8"))
         return document
     dtype = DTYPES[a.dtype]
-    report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
-    import triton
-    report["triton"] = triton.__version__
-    report["copy_gbps"] = copy_gbps = copy_bandwidth_gb_per_s()
-
-    def save(stage):
-        # written after every stage, so a run cut short still leaves what it measured
-        if a.json:
-            with open(a.json, "w") as f:
-                json.dump(report, f, indent=1)
-        print(f"# {stage} done", flush=True)
-
-    if a.profile:
-        report["profile"] = [profile(op, a.M, n, dtype, prov) for op in a.op for n in a.N
-                             for prov in ("fast", "torch", "liger")]
-        for r in report["profile"]:
-            print(json.dumps(r), flush=True)
-    # torch.compile last: its compilations take the longest
-    first = [p for p in a.providers if p != "compile"]
-    report["targets"] = {}
-    if not a.skip_targets:
-        report["targets"] = {op: measure_providers(op, [(a.M, n) for n in a.N], dtype, first, copy_gbps)
-                             for op in a.op}
-        save("targets")
-    if a.small:
-        report["small"] = [row for op in a.op for row in small_case(op)]
-        for r in report["small"]:
-            print(json.dumps(r), flush=True)
-        save("small")
-    if a.dw_error:
-        report["dw_error"] = dw_error()
-        print(json.dumps(report["dw_error"]), flush=True)
-        save("dw_error")
-    if a.sweep:
-        report["sweep"] = {op: measure_providers(op, [(a.M, n) for n in BUILD_SWEEP_N], dtype, first, copy_gbps, quick=True)
-                           for op in a.op}
-        save("sweep")
-    if "compile" in a.providers and not a.skip_targets:
-        for op in a.op:
-            report["targets"][op]["rows"] += measure_providers(op, [(a.M, n) for n in a.N], dtype, ["compile"], copy_gbps)["rows"]
-            save(f"compile {op}")
-    report["copy_gbps_end"] = copy_bandwidth_gb_per_s()
-    save("all")
-    for op in report["targets"]:
-        print(format_table(report["targets"][op]))
-    return report
+    copy = bench.copy_bandwidth_gb_per_s()
+    tasks = {}
+    for op in a.op:
+        for n in a.N:
+            for name in a.providers:
+                tasks |= gpu_tasks(op, name, a.M, n, dtype, bench.PROTOCOL)
+    rows = rows_from(bench.measure_all(tasks))
+    if a.json:
+        Path = __import__("pathlib").Path
+        Path(a.json).write_text(json.dumps({"copy": copy, "rows": rows}, indent=1) + "\n", encoding="utf-8")
+    print(format_table(rows, copy["median"]))
+    return rows
 
 
 if __name__ == "__main__":

@@ -2,34 +2,35 @@
 
     write(measurements, out_dir)
 
-measurements = {"provenance": {..., "gpu", "copy_gb_per_s"}, "results": faster.benchmark.measure()}.
-Files, for each chapter OP in (layernorm, rmsnorm):
+measurements = {"provenance": {..., "gpu", "copy": figure}, "results": faster.benchmark.measure()}.
+Every speed figure is GPU time (CUDA-graph replay, normkit.bench) with the spread of its three
+repetitions; host cost is its own figure. Numbers carry the digits their stated range supports and
+every verdict (met, faster, on par, ...) is read from the ranges (normkit.claims). Files, for each
+chapter OP in (layernorm, rmsnorm):
 
-- OP-targets.md: every provider at the target shapes, fwd and fwd+bwd as GB/s and % of the copy
-  bandwidth measured in the same run, and whether the issue's targets are met (computed here);
-- OP-small.md: the launch-bound 128x257 case, µs per call, plain calls against CUDA-graph replay;
-- OP-profile.md: host time against GPU time of one fwd+bwd call, and the same call from a CUDA graph;
-- OP-sweep-gpu.svg, OP-sweep-plain.svg (and .zh.svg, .vi.svg): % of copy bandwidth against N over the sweep (M = total / N
-  rows) for every provider, fwd and fwd+bwd panels: GPU-bound (CUDA-graph replay) and plain calls;
-- OP-sweep.md: the sweep at a few N plus each provider's worst N, GPU-bound and plain;
-- OP-dtypes.md: the sweep's fp16 and fp32 points; OP-host.md: the host's share of one call
-  (fastest of many plain calls at a small shape, against eager PyTorch and CUDA-graph replay);
+- OP-targets.md: every provider at the target shapes, fwd and fwd+bwd as GPU µs and % of the copy
+  bandwidth measured in the same run, and each target met, missed, or within the figure's range;
+- OP-small.md: the launch-bound 128x257 case, GPU µs per call and the host cost of one call;
+- OP-profile.md: host time against the profiler's kernel time of one fwd+bwd call;
+- OP-sweep-gpu.svg (and .zh.svg, .vi.svg): % of copy bandwidth against N over the sweep
+  (M = total / N rows) for every provider, fwd and fwd+bwd panels, each line with its range;
+- OP-sweep.md: the sweep at a few N plus each provider's worst N;
+- OP-dtypes.md: the sweep's fp16 and fp32 points;
 
 and dw-error.md (LayerNorm dW error per design) and quotes.json (every number the pages quote, as
 ready-to-print strings: a page writes {{ faster.KEY }}). Tables and quotes are written in every
 language of the site (normkit.tables.write_localized: words from normkit/catalogue.toml, numbers in
-the language's format), and so are the plots (OP-sweep-HOW.zh.svg, .vi.svg). Same input,
-same bytes: no dates, a fixed SVG hash salt, sorted keys.
+the language's format), and so are the plots. Same input, same bytes: no dates, a fixed SVG hash
+salt, sorted keys.
 """
 
-import inspect
 import json
 import math
 from pathlib import Path
 
 import matplotlib
 
-from normkit.bench import median_call_ms
+from normkit import claims
 from normkit.tables import write_localized
 from normkit.words import ENGLISH, LANGUAGES, Words
 
@@ -47,27 +48,33 @@ NAMES = {
 }
 COLORS = {"fast": "#3f51b5", "teaching": "#9e9e9e", "torch": "#ff7043", "compile": "#26a69a", "liger": "#ab47bc"}
 MARKERS = {"fast": "o", "teaching": "s", "torch": "^", "compile": "D", "liger": "v"}
-MODES = (("fwd", "fwd", 2), ("fwd_bwd", "fwd+bwd", 5))  # key, label, bytes moved per element (in units of elt)
+MODES = (("fwd", 2), ("fwd_bwd", 5))  # key, bytes moved per element (in units of the element size)
 DW_DESIGNS = ("fast", "teaching", "torch", "liger", "lock_buffer_in_input_dtype")
 MISSING = ("ModuleNotFoundError", "ImportError")  # a provider not installed is left out, not shown as refused
-
 ELEMENT_SIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
+SHOW_N = (1024, 2560, 4096, 6144, 8192, 12288, 16384)  # the sweep's columns in the tables
+INK = "#808080"  # axes and text: readable on the light and the dark theme
+TIME_VERDICT = {"lower": "faster", "higher": "slower", "on_par": "on_par"}  # a time against another time
+
+
+def _short(key):
+    return key.replace("_", "")
 
 
 def _num(v, t):
     return t.number(v, ".0f" if abs(v) >= 100 else ".1f")
 
 
-def _pct(v, t):
-    return t.number(v, ".1f") + "%"
-
-
-def _signed(v, t):
-    return t.number(v, "+.1f").replace("-", "−")
-
-
 def _ratio(v, t):
     return t.times(v, ".2f" if v < 10 else ".1f")
+
+
+def _us(fig, t, kind="gpu"):
+    return claims.text(fig, kind, t)
+
+
+def _pct(fig, t):
+    return claims.text(fig, "gpu", t) + "%"
 
 
 def _sci(v, t):
@@ -106,33 +113,46 @@ def _index(rows):
     return {(r["provider"], r["N"]): r for r in rows}
 
 
-def _met(pct, target, t):
-    return f"{'✓' if pct >= target else '✗'} ({_signed(pct - target, t)})"
+def _copy(measurements):
+    return measurements["provenance"]["copy"]
 
 
-def targets_md(res, op, t):
+def pct_copy(row, key, copy):
+    """% of the copy bandwidth's median, as a figure, from the GPU time of one pass."""
+    n_bytes = dict(MODES)[key] * row["M"] * row["N"] * ELEMENT_SIZE[row["dtype"]]
+    return claims.transform(row[f"{key}_gpu_us"], lambda us: 100 * n_bytes / (us * 1e3) / copy)
+
+
+def _status(fig, target, t):
+    """✓ met, ✗ missed, ≈ within the figure's range: read from the stated range."""
+    return {"met": "✓", "missed": "✗", "within": "≈"}[claims.against(fig, target, "gpu")]
+
+
+def targets_md(res, op, copy, t):
     rows = res["targets"][op]
     index = _index(rows)
-    copy = res["copy_gbps"]
     goal = res["targets_pct"]
     fwd, both = t("fwd"), t("fwdbwd")
-    out = [f"**{res['dtype']}** · M = {res['M']} · {t('copy')}: {t.number(copy, '.0f')} GB/s · {t('targets')}: "
-           f"{fwd} ≥ {t.number(goal['fwd'], '.0f')}%, {both} ≥ {t.number(goal['fwd_bwd'], '.0f')}%", "",
-           f"| {t('shape')} | {t('provider')} | {fwd} GB/s | {fwd} {t('pct_copy')} | {fwd} ≥ {t.number(goal['fwd'], '.0f')}% "
-           f"| {both} GB/s | {both} {t('pct_copy')} | {both} ≥ {t.number(goal['fwd_bwd'], '.0f')}% |",
-           "|---|---|--:|--:|:-:|--:|--:|:-:|"]
+    out = [f"**{res['dtype']}** · M = {res['M']} · {t('copy')}: {claims.with_range(copy, 'copy', t)} GB/s · "
+           f"{t('targets')}: {fwd} ≥ {t.number(goal['fwd'], '.0f')}%, {both} ≥ {t.number(goal['fwd_bwd'], '.0f')}%",
+           "",
+           f"| {t('shape')} | {t('provider')} | {fwd} {t('gpu_us')} | {fwd} {t('pct_copy')} "
+           f"| {both} {t('gpu_us')} | {both} {t('pct_copy')} |",
+           "|---|---|--:|--:|--:|--:|"]
     for n in res["target_n"]:
         for name in _installed(rows):
             r = index.get((name, n))
             head = f"| {_shape_text(res['M'], n)} | `{NAMES[op][name]}` |"
             if not _ok(r):
-                out.append(f"{head} {t('refused')} | — | — | — | — | — |")
+                out.append(f"{head} {t('refused')} | — | — | — |")
                 continue
             cells = []
-            for key, _, _ in MODES:
-                pct = r[f"{key}_pct_copy"]
-                cells += [t.number(r[f'{key}_gbps'], ".0f"), _pct(pct, t), _met(pct, goal[key], t)]
+            for key, _ in MODES:
+                pct = pct_copy(r, key, copy["median"])
+                cells += [claims.with_range(r[f"{key}_gpu_us"], "gpu", t),
+                          f"{claims.with_range(pct, 'gpu', t)} {_status(pct, goal[key], t)}"]
             out.append(f"{head} {' | '.join(cells)} |")
+    out += ["", t("target_marks"), "", claims.protocol_text(res["protocol"], t)]
     return "\n".join(out) + "\n"
 
 
@@ -140,8 +160,8 @@ def small_md(res, op, t):
     rows = [r for r in res["small"] if r["op"] == op]
     first = rows[0]
     out = [f"**{_shape_text(first['M'], first['N'])} {first['dtype']}** · {t('per_call')}", "",
-           f"| {t('provider')} | {t('fwd')}, {t('plain')} | {t('fwd')}, {t('graph')} | {t('fwdbwd')}, {t('plain')} "
-           f"| {t('fwdbwd')}, {t('graph')} |",
+           f"| {t('provider')} | {t('fwd')}, {t('gpu_us')} | {t('fwdbwd')}, {t('gpu_us')} "
+           f"| {t('fwd')}, {t('host_us')} | {t('fwdbwd')}, {t('host_us')} |",
            "|---|--:|--:|--:|--:|"]
     for name in _installed(rows):
         r = next(r for r in rows if r["provider"] == name)
@@ -149,34 +169,33 @@ def small_md(res, op, t):
         if not _ok(r):
             out.append(f"{head} {t('refused')} | — | — | — |")
             continue
-        out.append(f"{head} {_num(r['fwd_plain_us'], t)} | {_num(r['fwd_graph_us'], t)} | "
-                   f"{_num(r['fwd_bwd_plain_us'], t)} | {_num(r['fwd_bwd_graph_us'], t)} |")
+        out.append(f"{head} {claims.with_range(r['fwd_gpu_us'], 'gpu', t)} | "
+                   f"{claims.with_range(r['fwd_bwd_gpu_us'], 'gpu', t)} | "
+                   f"{claims.with_range(r['fwd_host_us'], 'host', t)} | {claims.with_range(r['fwd_bwd_host_us'], 'host', t)} |")
+    out += ["", claims.protocol_text(res["protocol"], t), "", claims.protocol_text(res["protocol"], t, "host")]
     return "\n".join(out) + "\n"
 
 
-def _bytes(res, n, mode_bytes):
-    return mode_bytes * res["M"] * n * ELEMENT_SIZE[res["dtype"]]
-
-
-def _graph_pct(res, p):
-    gbps = _bytes(res, p["N"], 5) / (p["graph_us_per_call"] * 1e-6) / 1e9
-    return 100 * gbps / res["copy_gbps"]
+def _bound(p):
+    """What limits one call: the host where its host time's range lies above the kernels', the GPU
+    below it, both where the ranges overlap."""
+    (h_lo, h_hi), (g_lo, g_hi) = claims.stated(p["host_us_per_call"], "host"), claims.stated(p["gpu_us_per_call"], "gpu")
+    return "host" if h_lo > g_hi else "gpu" if h_hi < g_lo else "both"
 
 
 def profile_md(res, op, t):
     rows = [p for p in res["profile"] if p["op"] == op]
     out = [f"**{t('fwdbwd')}** · {res['dtype']}", "",
-           f"| {t('shape')} | {t('provider')} | {t('host_us')} | {t('gpu_us')} | {t('wall_us')} | {t('launches')} "
-           f"| {t('graph_us')} | {t('bound')} |",
-           "|---|---|--:|--:|--:|--:|--:|---|"]
+           f"| {t('shape')} | {t('provider')} | {t('host_us')} | {t('kernels_us')} | {t('launches')} | {t('bound')} |",
+           "|---|---|--:|--:|--:|---|"]
     for p in rows:
         if "error" in p:
             continue
-        graph = (f"{_num(p['graph_us_per_call'], t)} ({_pct(_graph_pct(res, p), t)})" if "graph_us_per_call" in p else "—")
-        bound = t("host") if p["host_us_per_call"] > p["gpu_us_per_call"] else t("gpu")
-        out.append(f"| {_shape_text(p['M'], p['N'])} | `{NAMES[op][p['provider']]}` | {_num(p['host_us_per_call'], t)} | "
-                   f"{_num(p['gpu_us_per_call'], t)} | {_num(p['wall_us_per_call'], t)} | "
-                   f"{t.number(p['launches_per_call'], '.0f')} | {graph} | {bound} |")
+        out.append(f"| {_shape_text(p['M'], p['N'])} | `{NAMES[op][p['provider']]}` | "
+                   f"{claims.with_range(p['host_us_per_call'], 'host', t)} | "
+                   f"{claims.with_range(p['gpu_us_per_call'], 'gpu', t)} | "
+                   f"{t.number(p['launches_per_call'], '.0f')} | {t('bound_' + _bound(p))} |")
+    out += ["", t("profile_protocol").format(repeats=res["protocol"]["repeats"])]
     return "\n".join(out) + "\n"
 
 
@@ -209,9 +228,14 @@ def _half_ulp(value, dtype):
     return 2.0 ** (math.floor(math.log2(value)) - mantissa_bits)
 
 
-SHOW_N = (1024, 2560, 4096, 6144, 8192, 12288, 16384)  # the sweep's columns in the tables
-HOW = {"gpu": "_gpu_pct_copy", "plain": "_pct_copy"}  # GPU-bound (graph replay) or plain calls
-INK = "#808080"  # axes and text: readable on the light and the dark theme
+def _ref_max(dw):
+    return next(e["max_abs_ref"] for e in dw.values() if isinstance(e, dict) and "max_abs_ref" in e)
+
+
+def _half_ulp(value, dtype):
+    """Half a unit in the last place of value in dtype: the rounding of the output itself."""
+    mantissa_bits = {"bfloat16": 8, "float16": 11, "float32": 24}[dtype]  # with the implicit bit
+    return 2.0 ** (math.floor(math.log2(value)) - mantissa_bits)
 
 
 def _total_text(total):
@@ -231,16 +255,16 @@ def _total_tex(total):
 def _sweep_rows(res, op, dtype=None):
     """The sweep's rows of one dtype (the run's, by default) that measured."""
     dtype = dtype or res["dtype"]
-    return [r for r in res["sweep"][op] if r.get("dtype", res["dtype"]) == dtype and _ok(r)]
+    return [r for r in res["sweep"][op] if r["dtype"] == dtype and _ok(r)]
 
 
-def _series(res, op, how):
-    """{provider: [(N, row)]} in order of N, for rows that have this kind of figure."""
+def _series(res, op, copy):
+    """{provider: [(N, {"fwd": % figure, "fwd_bwd": % figure})]} in order of N."""
     rows = _sweep_rows(res, op)
     series = {}
     for name in _installed(res["sweep"][op]):
-        points = sorted(((r["N"], r) for r in rows if r["provider"] == name and f"fwd_bwd{HOW[how]}" in r),
-                        key=lambda point: point[0])
+        points = sorted(((r["N"], {key: pct_copy(r, key, copy) for key, _ in MODES})
+                         for r in rows if r["provider"] == name), key=lambda point: point[0])
         if points:
             series[name] = points
     return series
@@ -251,10 +275,10 @@ def _sweep_target(res, n):
     return goal["fwd_bwd"] if n <= goal["wide_above"] else goal["fwd_bwd_wide"]
 
 
-def sweep_svg(res, op, gpu, path, how, t=ENGLISH):
-    """% of the copy bandwidth against N, the fwd panel above the fwd+bwd one so that the labels stay
-    legible on a phone, the legend under the panels rather than over the lines; words in t's language."""
-    series = _series(res, op, how)
+def sweep_svg(res, op, gpu, copy, path, t=ENGLISH):
+    """% of the copy bandwidth against N, GPU time, each line with the band of its stated range; the fwd
+    panel above the fwd+bwd one so that the labels stay legible on a phone, the legend under the panels."""
+    series = _series(res, op, copy)
     ns = sorted({n for points in series.values() for n, _ in points})
     ticks = [n for n in ns if n % 2048 == 0 or n == ns[0]]
     # text stays text (svg.fonttype none): selectable, and its size can be checked by tests/test_browser.py
@@ -262,20 +286,29 @@ def sweep_svg(res, op, gpu, path, how, t=ENGLISH):
                          "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK,
                          "xtick.color": INK, "ytick.color": INK}):
         fig, axes = plt.subplots(2, 1, figsize=(5, 6.6), sharex=True, layout="constrained")
-        for ax, (key, _, _) in zip(axes, MODES):
+        for ax, (key, _) in zip(axes, MODES):
             for name, points in series.items():
-                # torch.compile is measured at a few widths only: points, no line drawn between them
-                ax.plot([n for n, _ in points], [r[f"{key}{HOW[how]}"] for _, r in points], marker=MARKERS[name],
-                        markersize=5 if name == "compile" else 3, linestyle="none" if name == "compile" else "-",
+                xs, figs = [n for n, _ in points], [f[key] for _, f in points]
+                # torch.compile is measured at a few widths only: points with error bars, no line
+                if name == "compile":
+                    bands = [claims.stated(f, "gpu") for f in figs]
+                    ax.errorbar(xs, [f["median"] for f in figs], capsize=2, marker=MARKERS[name], markersize=5,
+                                linestyle="none", color=COLORS[name], label=NAMES[op][name],
+                                yerr=[[f["median"] - lo for f, (lo, _) in zip(figs, bands)],
+                                      [hi - f["median"] for f, (_, hi) in zip(figs, bands)]])
+                    continue
+                bands = [claims.stated(f, "gpu") for f in figs]
+                ax.fill_between(xs, [lo for lo, _ in bands], [hi for _, hi in bands], color=COLORS[name],
+                                alpha=0.18, linewidth=0)
+                ax.plot(xs, [f["median"] for f in figs], marker=MARKERS[name], markersize=3,
                         linewidth=2.6 if name == "fast" else 1.2, color=COLORS[name], label=NAMES[op][name])
-            if how == "gpu":  # the issue's targets are GPU-bound
-                goal = res["sweep_targets_pct"]
-                if key == "fwd":
-                    ax.plot([ns[0], ns[-1]], [goal["fwd"]] * 2, color=INK, linestyle="--", linewidth=1)
-                else:
-                    edge = goal["wide_above"]
-                    ax.plot([ns[0], edge, edge, ns[-1]], [goal["fwd_bwd"], goal["fwd_bwd"], goal["fwd_bwd_wide"],
-                                                         goal["fwd_bwd_wide"]], color=INK, linestyle="--", linewidth=1)
+            goal = res["sweep_targets_pct"]
+            if key == "fwd":
+                ax.plot([ns[0], ns[-1]], [goal["fwd"]] * 2, color=INK, linestyle="--", linewidth=1)
+            else:
+                edge = goal["wide_above"]
+                ax.plot([ns[0], edge, edge, ns[-1]], [goal["fwd_bwd"], goal["fwd_bwd"], goal["fwd_bwd_wide"],
+                                                     goal["fwd_bwd_wide"]], color=INK, linestyle="--", linewidth=1)
             ax.axhline(100, color=INK, linestyle=":", linewidth=0.8)
             ax.set_xticks(ticks, [str(n) for n in ticks])
             ax.tick_params(axis="x", labelrotation=45)
@@ -293,111 +326,86 @@ def sweep_svg(res, op, gpu, path, how, t=ENGLISH):
 
 
 def _worst(points, key):
-    """(N, row) of the lowest figure."""
-    return min(points, key=lambda point: point[1][key])
+    """(N, figures) of the lowest median."""
+    return min(points, key=lambda point: point[1][key]["median"])
 
 
-def sweep_md(res, op, t):
-    out = []
-    for how in ("gpu", "plain"):
-        series = _series(res, op, how)
-        cols = [n for n in SHOW_N if any(n == m for points in series.values() for m, _ in points)]
-        out += [f"**{t('sweep_' + how)}** · {t('fwd')} / {t('fwdbwd')}, {t('pct_copy')} · M = {_total_text(res['sweep_total'])} / N"
-                f" · {res['dtype']}", "",
-                f"| {t('provider')} | " + " | ".join(f"N = {n}" for n in cols) + f" | {t('worst_n')} |",
-                "|---|" + "--:|" * len(cols) + "--:|"]
-        for name, points in series.items():
-            at = dict(points)
-            cells = [f"{t.number(at[n]['fwd' + HOW[how]], '.1f')} / {t.number(at[n]['fwd_bwd' + HOW[how]], '.1f')}"
-                     if n in at else "—" for n in cols]
-            n_worst, worst = _worst(points, "fwd_bwd" + HOW[how])
-            cells.append(f"N = {n_worst}: {t.number(worst['fwd' + HOW[how]], '.1f')} / "
-                         f"{t.number(worst['fwd_bwd' + HOW[how]], '.1f')}")
-            out.append(f"| `{NAMES[op][name]}` | " + " | ".join(cells) + " |")
-        out.append("")
-    return "\n".join(out)
+def sweep_md(res, op, copy, t):
+    series = _series(res, op, copy)
+    cols = [n for n in SHOW_N if any(n == m for points in series.values() for m, _ in points)]
+    out = [f"**{t('sweep_gpu')}** · {t('fwd')} / {t('fwdbwd')}, {t('pct_copy')} · M = {_total_text(res['sweep_total'])}"
+           f" / N · {res['dtype']}", "",
+           f"| {t('provider')} | " + " | ".join(f"N = {n}" for n in cols) + f" | {t('worst_n')} |",
+           "|---|" + "--:|" * len(cols) + "--:|"]
+    for name, points in series.items():
+        at = dict(points)
+        cells = [f"{claims.text(at[n]['fwd'], 'gpu', t)} / {claims.text(at[n]['fwd_bwd'], 'gpu', t)}"
+                 if n in at else "—" for n in cols]
+        n_worst, worst = _worst(points, "fwd_bwd")
+        cells.append(f"N = {n_worst}: {claims.text(worst['fwd'], 'gpu', t)} / {claims.text(worst['fwd_bwd'], 'gpu', t)}")
+        out.append(f"| `{NAMES[op][name]}` | " + " | ".join(cells) + " |")
+    out += ["", claims.protocol_text(res["protocol"], t)]
+    return "\n".join(out) + "\n"
 
 
-def dtypes_md(res, op, t):
-    rows = [r for r in res["sweep"][op] if r.get("dtype", res["dtype"]) != res["dtype"] and _ok(r)
-            and "fwd_bwd_gpu_pct_copy" in r]
+def dtypes_md(res, op, copy, t):
+    rows = [r for r in res["sweep"][op] if r["dtype"] != res["dtype"] and _ok(r)]
     out = [f"**{t('sweep_gpu')}** · {t('pct_copy')}", "",
            f"| {t('shape')} | dtype | {t('provider')} | {t('fwd')} | {t('fwdbwd')} |", "|---|---|---|--:|--:|"]
     for r in sorted(rows, key=lambda r: (r["N"], r["dtype"], PROVIDERS.index(r["provider"]))):
         out.append(f"| {_shape_text(r['M'], r['N'])} | {r['dtype']} | `{NAMES[op][r['provider']]}` | "
-                   f"{_pct(r['fwd_gpu_pct_copy'], t)} | {_pct(r['fwd_bwd_gpu_pct_copy'], t)} |")
+                   f"{claims.with_range(pct_copy(r, 'fwd', copy), 'gpu', t)} | "
+                   f"{claims.with_range(pct_copy(r, 'fwd_bwd', copy), 'gpu', t)} |")
+    out += ["", claims.protocol_text(res["protocol"], t)]
     return "\n".join(out) + "\n"
 
 
-def host_md(res, op, t):
-    rows = [r for r in res["host"] if r["op"] == op and _ok(r)]
-    torch_row = next((r for r in rows if r["provider"] == "torch"), None)
-    first = rows[0]
-    out = [f"**{_shape_text(first['M'], first['N'])} {first['dtype']}** · {t('fastest_of').replace('{calls}', str(first['calls']))}",
-           "", f"| {t('provider')} | {t('fwd')}, {t('plain')} | {t('fwdbwd')}, {t('plain')} | {t('vs_eager')} "
-           f"| {t('fwd')}, {t('graph')} | {t('fwdbwd')}, {t('graph')} |", "|---|--:|--:|--:|--:|--:|"]
-    for r in rows:
-        ratio = _ratio(r["fwd_bwd_min_us"] / torch_row["fwd_bwd_min_us"], t) if torch_row else "—"
-        out.append(f"| `{NAMES[op][r['provider']]}` | {_num(r['fwd_min_us'], t)} | {_num(r['fwd_bwd_min_us'], t)} | "
-                   f"{ratio} | {_num(r['fwd_graph_us'], t)} | {_num(r['fwd_bwd_graph_us'], t)} |")
-    return "\n".join(out) + "\n"
+def _counts(figs_and_targets):
+    """{"met": k, "within": k, "missed": k} over [(figure, target)]."""
+    verdicts = [claims.against(fig, target, "gpu") for fig, target in figs_and_targets]
+    return {v: verdicts.count(v) for v in ("met", "within", "missed")}
 
 
-def _sweep_quotes(res, op, p, t, q):
+def _sweep_quotes(res, op, p, copy, t, q):
     """Sweep figures the pages quote: targets met, each provider's worst N, the fast path at each N."""
-    for how in ("gpu", "plain"):
-        for name, points in _series(res, op, how).items():
-            for key, _, _ in MODES:
-                short = key.replace("_", "")
-                n_worst, worst = _worst(points, key + HOW[how])
-                q[f"{p}_{name}_{how}_worst_{short}_n"] = str(n_worst)
-                q[f"{p}_{name}_{how}_worst_{short}_pct"] = _pct(worst[key + HOW[how]], t)
-                for n, r in points:
-                    q[f"{p}_{name}_{how}_{short}_pct_n{n}"] = _pct(r[key + HOW[how]], t)
-    fast = dict(_series(res, op, "gpu").get("fast", []))
+    series = _series(res, op, copy)
+    for name, points in series.items():
+        for key, _ in MODES:
+            n_worst, worst = _worst(points, key)
+            q[f"{p}_{name}_gpu_worst_{_short(key)}_n"] = str(n_worst)
+            q[f"{p}_{name}_gpu_worst_{_short(key)}_pct"] = _pct(worst[key], t)
+            for n, figs in points:
+                q[f"{p}_{name}_gpu_{_short(key)}_pct_n{n}"] = _pct(figs[key], t)
+            q[f"{p}_{name}_gpu_{_short(key)}_pct_typical"] = _pct(claims.typical([f[key] for _, f in points]), t)
+    fast = dict(series.get("fast", []))
     if fast:
         goal = res["sweep_targets_pct"]
-        fwd_met = sum(r["fwd_gpu_pct_copy"] >= goal["fwd"] for r in fast.values())
-        both_met = sum(r["fwd_bwd_gpu_pct_copy"] >= _sweep_target(res, n) for n, r in fast.items())
-        q[f"{p}_sweep_fwd_met"] = f"{fwd_met} / {len(fast)}"
-        q[f"{p}_sweep_fwdbwd_met"] = f"{both_met} / {len(fast)}"
-        # N at which another provider is faster than the fast path, GPU-bound fwd+bwd
+        for key, targets in (("fwd", {n: goal["fwd"] for n in fast}), ("fwd_bwd", {n: _sweep_target(res, n) for n in fast})):
+            for verdict, count in _counts([(fast[n][key], targets[n]) for n in fast]).items():
+                q[f"{p}_sweep_{_short(key)}_{verdict}"] = str(count)
+        q[f"{p}_sweep_count"] = str(len(fast))
+        # N at which another provider is faster than the fast path (fwd+bwd GPU time, ranges apart)
         rows = _sweep_rows(res, op)
-        behind = sorted({r["N"] for r in rows if r["provider"] != "fast" and r["N"] in fast
-                         and r.get("fwd_bwd_gpu_pct_copy", 0) > fast[r["N"]]["fwd_bwd_gpu_pct_copy"]})
-        q[f"{p}_sweep_fwdbwd_behind_n"] = t("list_separator").join(map(str, behind)) or "—"
-    host = {r["provider"]: r for r in res["host"] if r["op"] == op and _ok(r)}
-    for name, r in host.items():
-        for key, _, _ in MODES:
-            short = key.replace("_", "")
-            q[f"{p}_{name}_host_{short}_us"] = _num(r[f"{key}_min_us"], t)
-            q[f"{p}_{name}_host_{short}_graph_us"] = _num(r[f"{key}_graph_us"], t)
-        q["host_shape"], q["host_dtype"], q["host_calls"] = _shape_text(r["M"], r["N"]), r["dtype"], str(r["calls"])
-    if "fast" in host and "torch" in host:
-        for key, _, _ in MODES:
-            short = key.replace("_", "")
-            q[f"{p}_host_{short}_vs_torch"] = _ratio(host["fast"][f"{key}_min_us"] / host["torch"][f"{key}_min_us"], t)
+        fast_rows = {r["N"]: r for r in rows if r["provider"] == "fast"}
+        behind = sorted({r["N"] for r in rows if r["provider"] != "fast" and r["N"] in fast_rows
+                         and claims.compare(r["fwd_bwd_gpu_us"], fast_rows[r["N"]]["fwd_bwd_gpu_us"], "gpu") == "lower"})
+        q[f"{p}_sweep_fwdbwd_behind_n"] = t("list_separator").join(map(str, behind)) or t("none")
+        q[f"{p}_sweep_fwdbwd_behind_count"] = str(len(behind))
 
 
-def _targets_timing(res):
-    """The targets' timing protocol: the run's own keyword arguments, or median_call_ms's defaults
-    ("normal"), read from the function so that the pages cannot drift from the code."""
-    timing = res["timing"]["targets"]
-    if timing == "normal":
-        params = inspect.signature(median_call_ms).parameters
-        return {name: params[name].default for name in ("samples", "calls_per_sample")}
-    return timing
+def _time_verdict(a, b, t):
+    return t(TIME_VERDICT[claims.compare(a, b, "gpu")])
 
 
 def quotes(measurements, t=ENGLISH):
     """Flat dict of ready-to-print strings in t's language; keys are what pages write as {{ faster.KEY }}."""
     prov, res = measurements["provenance"], measurements["results"]
-    copy, goal, m = res["copy_gbps"], res["targets_pct"], res["M"]
+    copy_fig = _copy(measurements)
+    copy, goal, m = copy_fig["median"], res["targets_pct"], res["M"]
     elt = ELEMENT_SIZE[res["dtype"]]
-    protocol = _targets_timing(res)
+    protocol = res["protocol"]
     q = {"gpu": str(prov.get("gpu", res.get("device"))), "sm_count": str(res["sm_count"]),
-         "timing_samples": str(protocol["samples"]), "timing_calls_per_sample": str(protocol["calls_per_sample"]),
-         "copy_gbps": t.number(copy, ".0f"), "copy_gbps_end": t.number(res["copy_gbps_end"], ".0f"), "m": str(m),
+         "copy_gbps": claims.with_range(copy_fig, "copy", t), "m": str(m),
          "dtype": res["dtype"], "target_fwd": t.number(goal["fwd"], ".0f") + "%",
          "target_fwdbwd": t.number(goal["fwd_bwd"], ".0f") + "%",
          "sweep_n_min": str(min(res["sweep_n"])), "sweep_n_max": str(max(res["sweep_n"])),
@@ -405,44 +413,44 @@ def quotes(measurements, t=ENGLISH):
          "sweep_target_fwd": t.number(res["sweep_targets_pct"]["fwd"], ".0f") + "%",
          "sweep_target_fwdbwd": t.number(res["sweep_targets_pct"]["fwd_bwd"], ".0f") + "%",
          "sweep_target_fwdbwd_wide": t.number(res["sweep_targets_pct"]["fwd_bwd_wide"], ".0f") + "%",
-         "sweep_wide_above": str(res["sweep_targets_pct"]["wide_above"])}
+         "sweep_wide_above": str(res["sweep_targets_pct"]["wide_above"]),
+         "l2_mb": t.number(res["l2_bytes"] / 1e6, ".0f")}
+    for key, value in protocol.items():
+        q[f"timing_{key}"] = str(value)
 
     for op, p in OPS.items():
         index = _index(res["targets"][op])
         launch = {c["N"]: c for c in res["launch"][op]}
-        met = total = 0
+        statuses = []
         for n in res["target_n"]:
             s = _shape_key(m, n)
             q[f"shape_{s}"] = _shape_text(m, n)
-            min_bytes = {key: mult * m * n * elt for key, _, mult in MODES}
-            for key, _, _ in MODES:
-                short = key.replace("_", "")
-                q[f"{p}_min_{short}_mb_{s}"] = t.number(min_bytes[key] / 1e6, ".0f")
-                q[f"{p}_min_{short}_us_{s}"] = _num(min_bytes[key] / (copy * 1e9) * 1e6, t)
+            min_bytes = {key: mult * m * n * elt for key, mult in MODES}
+            for key, _ in MODES:
+                q[f"{p}_min_{_short(key)}_mb_{s}"] = t.number(min_bytes[key] / 1e6, ".0f")
+                q[f"{p}_min_{_short(key)}_us_{s}"] = _num(min_bytes[key] / (copy * 1e9) * 1e6, t)
             for name in PROVIDERS:
                 r = index.get((name, n))
                 if not _ok(r):
                     continue
-                for key, _, _ in MODES:
-                    short = key.replace("_", "")
-                    q[f"{p}_{name}_{short}_pct_{s}"] = _pct(r[f"{key}_pct_copy"], t)
-                    q[f"{p}_{name}_{short}_gbps_{s}"] = t.number(r[f'{key}_gbps'], ".0f")
-                    q[f"{p}_{name}_{short}_us_{s}"] = _num(1000 * r[f"{key}_ms"], t)
+                for key, _ in MODES:
+                    q[f"{p}_{name}_{_short(key)}_pct_{s}"] = _pct(pct_copy(r, key, copy), t)
+                    q[f"{p}_{name}_{_short(key)}_us_{s}"] = _us(r[f"{key}_gpu_us"], t)
             fast = index.get(("fast", n))
             if _ok(fast):
-                for key, _, _ in MODES:
-                    short = key.replace("_", "")
-                    pct = fast[f"{key}_pct_copy"]
-                    q[f"{p}_fast_{short}_gap_{s}"] = _signed(pct - goal[key], t)
-                    total += 1
-                    met += pct >= goal[key]
-                    others = [(index[(o, n)][f"{key}_pct_copy"], o) for o in PROVIDERS
+                for key, _ in MODES:
+                    pct = pct_copy(fast, key, copy)
+                    statuses.append((pct, goal[key]))
+                    q[f"{p}_fast_{_short(key)}_target_{s}"] = t("target_" + claims.against(pct, goal[key], "gpu"))
+                    others = [(index[(o, n)][f"{key}_gpu_us"]["median"], o) for o in PROVIDERS
                               if o != "fast" and _ok(index.get((o, n)))]
                     if others:
-                        best, who = max(others)
-                        q[f"{p}_best_other_{short}_{s}"] = NAMES[op][who]
-                        q[f"{p}_best_other_{short}_pct_{s}"] = _pct(best, t)
-                        q[f"{p}_fast_{short}_lead_{s}"] = _signed(pct - best, t)
+                        _, who = min(others)  # the fastest other provider
+                        them = index[(who, n)]
+                        q[f"{p}_best_other_{_short(key)}_{s}"] = NAMES[op][who]
+                        q[f"{p}_best_other_{_short(key)}_pct_{s}"] = _pct(pct_copy(them, key, copy), t)
+                        q[f"{p}_fast_{_short(key)}_vs_best_other_{s}"] = _time_verdict(
+                            fast[f"{key}_gpu_us"], them[f"{key}_gpu_us"], t)
             c = launch.get(n)
             if c:
                 halves = 2 if op == "layernorm" else 1  # dW and dB, or dW alone
@@ -453,48 +461,46 @@ def quotes(measurements, t=ENGLISH):
                 q[f"{p}_prefetch_{s}"] = "PREFETCH=1" if c["prefetch"] else "PREFETCH=0"
                 q[f"{p}_partial_mb_{s}"] = t.number(part / 1e6, ".1f")
                 # written once and read once, against the minimum fwd+bwd traffic
-                q[f"{p}_partial_share_{s}"] = _pct(100 * 2 * part / min_bytes["fwd_bwd"], t)
+                q[f"{p}_partial_share_{s}"] = t.number(100 * 2 * part / min_bytes["fwd_bwd"], ".1f") + "%"
             if op == "rmsnorm":
                 q[f"rms_teaching_partial_mb_{s}"] = t.number(m * n * 4 / 1e6, ".0f")
-        q[f"{p}_targets_met"] = f"{met} / {total}"
-        _sweep_quotes(res, op, p, t, q)
+        for verdict, count in _counts(statuses).items():
+            q[f"{p}_targets_{verdict}"] = str(count)
+        q[f"{p}_targets_count"] = str(len(statuses))
+        _sweep_quotes(res, op, p, copy, t, q)
 
         for pr in res["profile"]:
             if pr["op"] != op or "error" in pr:
                 continue
             s, name = _shape_key(pr["M"], pr["N"]), pr["provider"]
             host, gpu = pr["host_us_per_call"], pr["gpu_us_per_call"]
-            q[f"{p}_{name}_host_us_{s}"] = _num(host, t)
-            q[f"{p}_{name}_gpu_us_{s}"] = _num(gpu, t)
-            q[f"{p}_{name}_wall_us_{s}"] = _num(pr["wall_us_per_call"], t)
-            q[f"{p}_{name}_launches_{s}"] = t.number(pr['launches_per_call'], ".0f")
-            q[f"{p}_{name}_host_over_gpu_{s}"] = _ratio(host / gpu, t) if gpu else "—"
-            if pr["launches_per_call"]:
-                q[f"{p}_{name}_host_us_per_launch_{s}"] = _num(host / pr["launches_per_call"], t)
-            if "graph_us_per_call" in pr:
-                q[f"{p}_{name}_graph_us_{s}"] = _num(pr["graph_us_per_call"], t)
-                q[f"{p}_{name}_graph_fwdbwd_pct_{s}"] = _pct(_graph_pct(res, pr), t)
+            q[f"{p}_{name}_host_us_{s}"] = _us(host, t, "host")
+            q[f"{p}_{name}_gpu_us_{s}"] = _us(gpu, t)
+            q[f"{p}_{name}_launches_{s}"] = t.number(pr["launches_per_call"], ".0f")
+            q[f"{p}_{name}_bound_{s}"] = t("bound_" + _bound(pr))
             if name == "fast":
                 for part, marker in (("fwd", "fwd_kernel"), ("bwd", "bwd_kernel"), ("reduce", "sum_partials")):
-                    us = sum(k["us_per_call"] for k in pr["kernels"] if marker in k["kernel"])
-                    q[f"{p}_fast_{part}_kernel_us_{s}"] = _num(us, t)
+                    runs = [sum(k["us_per_call"]["runs"][i] for k in pr["kernels"] if marker in k["kernel"])
+                            for i in range(res["protocol"]["repeats"])]
+                    q[f"{p}_fast_{part}_kernel_us_{s}"] = _us({"median": sorted(runs)[len(runs) // 2],
+                                                               "low": min(runs), "high": max(runs), "runs": runs}, t)
 
         small = {r["provider"]: r for r in res["small"] if r["op"] == op}
         for name, r in small.items():
             q["small_shape"], q["small_dtype"] = _shape_text(r["M"], r["N"]), r["dtype"]
             if not _ok(r):
                 continue
-            for key, _, _ in MODES:
-                short = key.replace("_", "")
-                q[f"{p}_{name}_small_{short}_plain_us"] = _num(r[f"{key}_plain_us"], t)
-                q[f"{p}_{name}_small_{short}_graph_us"] = _num(r[f"{key}_graph_us"], t)
+            for key, _ in MODES:
+                q[f"{p}_{name}_small_{_short(key)}_gpu_us"] = _us(r[f"{key}_gpu_us"], t)
+                q[f"{p}_{name}_small_{_short(key)}_host_us"] = _us(r[f"{key}_host_us"], t, "host")
         if _ok(small.get("fast")) and _ok(small.get("torch")):
-            for key, _, _ in MODES:
-                short = key.replace("_", "")
-                for how in ("plain", "graph"):
+            for key, _ in MODES:
+                for kind in ("gpu", "host"):
+                    fast, torch = small["fast"][f"{key}_{kind}_us"], small["torch"][f"{key}_{kind}_us"]
                     # above 1x: the fast path beats torch eager
-                    ratio = small["torch"][f"{key}_{how}_us"] / small["fast"][f"{key}_{how}_us"]
-                    q[f"{p}_small_{short}_{how}_vs_torch"] = _ratio(ratio, t)
+                    ratio, _, _ = claims.stated_ratio(torch, fast, kind)
+                    q[f"{p}_small_{_short(key)}_{kind}_vs_torch"] = _ratio(ratio, t)
+                    q[f"{p}_small_{_short(key)}_{kind}_verdict"] = t(TIME_VERDICT[claims.compare(fast, torch, kind)])
 
     dw = res["dw_error"]
     ref = _ref_max(dw)
@@ -518,18 +524,17 @@ def write(measurements, out_dir):
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     res = measurements["results"]
+    copy = _copy(measurements)
     gpu = measurements["provenance"].get("gpu", res.get("device", ""))
     for op in OPS:
-        write_localized(out_dir, f"{op}-targets.md", lambda t, op=op: targets_md(res, op, t))
+        write_localized(out_dir, f"{op}-targets.md", lambda t, op=op: targets_md(res, op, copy, t))
         write_localized(out_dir, f"{op}-small.md", lambda t, op=op: small_md(res, op, t))
         write_localized(out_dir, f"{op}-profile.md", lambda t, op=op: profile_md(res, op, t))
-        write_localized(out_dir, f"{op}-sweep.md", lambda t, op=op: sweep_md(res, op, t))
-        write_localized(out_dir, f"{op}-dtypes.md", lambda t, op=op: dtypes_md(res, op, t))
-        write_localized(out_dir, f"{op}-host.md", lambda t, op=op: host_md(res, op, t))
-        for how in HOW:  # OP-sweep-HOW.svg, .zh.svg, .vi.svg: the plot in the page's words
-            for language in LANGUAGES:
-                suffix = "" if language == "en" else f".{language}"
-                sweep_svg(res, op, gpu, out_dir / f"{op}-sweep-{how}{suffix}.svg", how, Words(language))
+        write_localized(out_dir, f"{op}-sweep.md", lambda t, op=op: sweep_md(res, op, copy["median"], t))
+        write_localized(out_dir, f"{op}-dtypes.md", lambda t, op=op: dtypes_md(res, op, copy["median"], t))
+        for language in LANGUAGES:  # OP-sweep-gpu.svg, .zh.svg, .vi.svg: the plot in the page's words
+            suffix = "" if language == "en" else f".{language}"
+            sweep_svg(res, op, gpu, copy["median"], out_dir / f"{op}-sweep-gpu{suffix}.svg", Words(language))
     write_localized(out_dir, "dw-error.md", lambda t: dw_md(res["dw_error"], t))
     write_localized(out_dir, "quotes.json", lambda t: json.dumps(
         quotes(measurements, t), indent=2, sort_keys=True, ensure_ascii=False) + "\n")

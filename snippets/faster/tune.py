@@ -411,7 +411,7 @@ def main(argv=None):
     print(f"# precompiled {n_tasks} configurations in {time.time() - t0:.0f} s, {len(errors)} failed", flush=True)
     while a.wait_pid and Path(f"/proc/{a.wait_pid}").exists():
         time.sleep(0.5)  # nothing else on the GPU while timing
-    report["copy_gbps"] = copy = copy_bandwidth_gb_per_s()
+    report["copy_gbps"] = copy = copy_bandwidth_gb_per_s()["median"]
     tuned = []
     # the widths at the ends of each power-of-two range first, then the rest: a cut-short run
     # still covers the range
@@ -476,7 +476,7 @@ def main(argv=None):
         for op in OPS:
             report["providers"] += providers_at(op, n, copy, torch.bfloat16, ["compile"], plain=False)
         save()
-    report["copy_gbps_end"] = copy_bandwidth_gb_per_s()
+    report["copy_gbps_end"] = copy_bandwidth_gb_per_s()["median"]
     report["total_s"] = round(time.time() - t0, 1)
     save()
     summary(report)

@@ -1,4 +1,4 @@
-"""Forward and backward bandwidth of the Triton LayerNorm against torch.nn.functional.layer_norm.
+"""Forward and backward GPU time of the Triton LayerNorm against torch.nn.functional.layer_norm.
 
     python -m layernorm.benchmark            # the full sweep, printed as a table (CUDA only)
     python -m layernorm.benchmark --quick    # two sizes, to check the pipeline
@@ -10,7 +10,7 @@ import argparse
 import sys
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
-from normkit.bench import gb_per_s, median_call_ms
+from normkit import bench
 
 import torch
 import torch.nn.functional as F
@@ -25,6 +25,7 @@ QUICK_M = 256
 QUICK_N = [1024, 4096]
 PROVIDERS = {"triton": layer_norm, "torch": F.layer_norm}
 MODES = ("forward", "backward")
+ELEMENTS_MOVED = {"forward": 2, "backward": 3}  # per M * N: read x, write y; read x and dy, write dx
 
 
 def make_inputs(m, n, dtype=DTYPE, device="cuda", seed=0):
@@ -38,66 +39,78 @@ def make_inputs(m, n, dtype=DTYPE, device="cuda", seed=0):
 
 
 # --8<-- [start:timing]
-def time_forward(fn, x, w, b):
-    """Median ms of one forward call: it reads x, writes y (2 * M * N elements)."""
-    n = x.shape[-1]
-    ms = median_call_ms(lambda: fn(x, (n,), w, b, EPS))
-    return ms, gb_per_s(2 * x.numel() * x.element_size(), ms)
+def forward_step(fn, m, n):
+    """Builds fresh inputs; returns one forward call on them."""
+    def make():
+        x, w, b, _ = make_inputs(m, n)
+        return lambda: fn(x, (n,), w, b, EPS)
+    return make
 
 
-def time_backward(fn, x, w, b, dy):
-    """Median ms of one backward pass: reads x and dy, writes dx
-    (3 * M * N elements)."""
-    y = fn(x, (x.shape[-1],), w, b, EPS)  # the graph is recorded once, not timed
-
-    def backward():
+def backward_step(fn, m, n):
+    """Builds fresh inputs and records the forward graph once (not timed);
+    returns one backward pass through it."""
+    def make():
+        x, w, b, dy = make_inputs(m, n)
+        y = fn(x, (n,), w, b, EPS)
         # returns the gradients instead of adding them into .grad: no accumulation
-        torch.autograd.grad(y, (x, w, b), dy, retain_graph=True)
+        return lambda: torch.autograd.grad(y, (x, w, b), dy, retain_graph=True)
+    return make
 
-    ms = median_call_ms(backward)
-    return ms, gb_per_s(3 * x.numel() * x.element_size(), ms)
+
+def time_pass(mode, fn, m, n, protocol=bench.PROTOCOL):
+    """One repetition: GPU µs per call of one pass, from CUDA-graph replay."""
+    make = forward_step(fn, m, n) if mode == "forward" else backward_step(fn, m, n)
+    n_bytes = ELEMENTS_MOVED[mode] * m * n * DTYPE.itemsize
+    return bench.gpu_us(make, bench.rotating_copies(n_bytes, protocol), protocol)
 # --8<-- [end:timing]
 
 
 def measure(quick=False):
-    """Time both providers in both modes over the sweep; a JSON-serializable dict."""
+    """GPU time of both providers in both passes over the sweep, each a figure of three repetitions;
+    the host cost of one call at the narrowest width; the fixed-cost fit; a JSON-serializable dict."""
     if not torch.cuda.is_available():
         raise RuntimeError("the benchmark times CUDA kernels; it needs a CUDA GPU")
+    protocol = bench.QUICK if quick else bench.PROTOCOL
     m, ns = (QUICK_M, QUICK_N) if quick else (M, SWEEP_N)
-    rows = []
-    for n in ns:
-        x, w, b, dy = make_inputs(m, n)
-        for mode in MODES:
-            for provider, fn in PROVIDERS.items():
-                if mode == "forward":
-                    ms, gbps = time_forward(fn, x, w, b)
-                else:
-                    ms, gbps = time_backward(fn, x, w, b, dy)
-                rows.append({"mode": mode, "provider": provider, "N": n,
-                             "ms": round(ms, 5), "gb_per_s": round(gbps, 1)})
-        del x, w, b, dy
-        torch.cuda.empty_cache()
+    tasks = {(mode, provider, n): (lambda mode=mode, fn=fn, n=n: time_pass(mode, fn, m, n, protocol))
+             for n in ns for mode in MODES for provider, fn in PROVIDERS.items()}
+    for mode in MODES:  # what one call costs the host, at the narrowest width (its GPU time included)
+        for provider, fn in PROVIDERS.items():
+            make = forward_step(fn, m, ns[0]) if mode == "forward" else backward_step(fn, m, ns[0])
+            tasks[(mode, provider, "host")] = lambda make=make: bench.host_us(make, protocol)
+    figures = bench.measure_all(tasks, protocol)
+    rows = [{"mode": mode, "provider": provider, "N": n, "us": figures[(mode, provider, n)],
+             "bytes": ELEMENTS_MOVED[mode] * m * n * DTYPE.itemsize}
+            for n in ns for mode in MODES for provider in PROVIDERS]
+    fits = {f"{mode}/{provider}": bench.fixed_cost_fit([(r["bytes"], r["us"]) for r in rows
+                                                         if r["mode"] == mode and r["provider"] == provider])
+            for mode in MODES for provider in PROVIDERS}
     return {
         "M": m,
         "dtype": str(DTYPE).removeprefix("torch."),
         "eps": EPS,
         "n_values": ns,
         "group_size": {str(n): group_size_for(n) for n in ns},
-        "bytes": {"forward": "2 * M * N * element_size", "backward": "3 * M * N * element_size"},
-        "timing": "normkit.bench.median_call_ms: 20 warm-up calls, median of 50 samples of 20 calls",
+        "elements_moved": ELEMENTS_MOVED,
+        "protocol": bench.protocol_record(protocol),
         "rows": rows,
+        "host": {f"{mode}/{provider}": figures[(mode, provider, "host")] for mode in MODES for provider in PROVIDERS},
+        "host_n": ns[0],
+        "fits": fits,
     }
 
 
 def format_table(results):
     by_key = {(r["mode"], r["provider"], r["N"]): r for r in results["rows"]}
-    lines = [f"M = {results['M']}, {results['dtype']}",
-             f"{'mode':>8} {'N':>6} {'triton GB/s':>12} {'torch GB/s':>11} {'triton/torch':>13}"]
+    lines = [f"M = {results['M']}, {results['dtype']}: GPU µs per call, median of 3 repetitions",
+             f"{'mode':>8} {'N':>6} {'triton µs':>10} {'torch µs':>9} {'triton GB/s':>12} {'torch/triton':>13}"]
     for mode in MODES:
         for n in results["n_values"]:
             t, r = by_key[(mode, "triton", n)], by_key[(mode, "torch", n)]
-            lines.append(f"{mode:>8} {n:>6} {t['gb_per_s']:>12.1f} {r['gb_per_s']:>11.1f} "
-                         f"{t['gb_per_s'] / r['gb_per_s']:>12.2f}x")
+            gbps = t["bytes"] / (t["us"]["median"] * 1e3)
+            lines.append(f"{mode:>8} {n:>6} {t['us']['median']:>10.1f} {r['us']['median']:>9.1f} {gbps:>12.0f} "
+                         f"{r['us']['median'] / t['us']['median']:>12.2f}x")
     return "\n".join(lines)
 
 

@@ -2,13 +2,14 @@
 
     write(measurements, out_dir)
 
-measurements = {"provenance": {..., "gpu": str, "copy_gb_per_s": float}, "results": measure()}.
-Writes benchmark.md and quotes.json in every language of the site (normkit.tables.write_localized:
-words from normkit/catalogue.toml, numbers in the language's format) and bandwidth.svg (bandwidth.<lang>.svg in the other languages). Same input, same bytes: the SVG carries no
-date and a fixed hash salt.
+measurements = {"provenance": {..., "gpu": str, "copy": figure}, "results": measure()}.
+Writes benchmark.md, fixed-cost.md, group-size.md and quotes.json in every language of the site
+(normkit.tables.write_localized: words from normkit/catalogue.toml, numbers in the language's format)
+and bandwidth.svg (bandwidth.<lang>.svg in the other languages). Every figure is quoted with the
+digits its stated range supports, and every comparison is read from the ranges (normkit.claims).
+Same input, same bytes: the SVG carries no date and a fixed hash salt.
 """
 
-import inspect
 import json
 import math
 import warnings
@@ -17,7 +18,7 @@ from pathlib import Path
 import matplotlib
 
 from layernorm.ops import REDUCE_BLOCK_M, REDUCE_BLOCK_N, group_size_for
-from normkit.bench import median_call_ms
+from normkit import claims
 from normkit.tables import write_localized
 from normkit.words import ENGLISH, LANGUAGES, Words
 
@@ -31,65 +32,105 @@ warnings.filterwarnings("ignore", message="Glyph .* missing from font", category
 MODES = {"forward": "fwd", "backward": "bwd"}  # measurement mode: quote-key prefix, also the catalogue key of its label
 PROVIDERS = {"triton": "Triton", "torch": "torch"}
 COLORS = {"triton": "#3f51b5", "torch": "#ff7043"}
+VERDICT = {"lower": "faster", "higher": "slower", "on_par": "on_par"}  # Triton's time against torch's
 
 
 def _index(results):
     return {(r["mode"], r["provider"], r["N"]): r for r in results["rows"]}
 
 
-def _gbps(value, t):
-    return t.number(value, ".0f")
+def _pct_copy(row, copy):
+    """% of the copy bandwidth, as a figure: bytes / time against the copy's median."""
+    return claims.transform(row["us"], lambda us: 100 * row["bytes"] / (us * 1e3) / copy)
 
 
-def _ratio(value, t):
-    return t.times(value, ".2f")
+def _speed(triton, torch):
+    """How many times faster Triton is than torch (torch's time / Triton's), as a figure."""
+    return claims.ratio(torch["us"], triton["us"])
 
 
-def _percent(value, t):
-    return t.number(value, ".0f") + "%"
+def _pct(fig, t):
+    return claims.text(fig, "gpu", t) + "%"
 
 
-def benchmark_markdown(results, copy_gb_per_s, label):
+def benchmark_markdown(results, copy, t):
     rows = _index(results)
     out = []
     for mode, short in MODES.items():
-        out += [f"**{label(short)}** · M = {results['M']} · {results['dtype']}", "",
-                f"| N | Triton GB/s | torch GB/s | {label('of_copy')} | Triton / torch |",
+        out += [f"**{t(short)}** · M = {results['M']} · {results['dtype']}", "",
+                f"| N | Triton {t('gpu_us')} | torch {t('gpu_us')} | {t('of_copy')} | {t('verdict')} |",
                 "|--:|--:|--:|--:|--:|"]
         for n in results["n_values"]:
-            t = rows[(mode, "triton", n)]["gb_per_s"]
-            r = rows[(mode, "torch", n)]["gb_per_s"]
-            out.append(f"| {n} | {_gbps(t, label)} | {_gbps(r, label)} | {_percent(100 * t / copy_gb_per_s, label)} "
-                       f"| {_ratio(t / r, label)} |")
+            tri, ref = rows[(mode, "triton", n)], rows[(mode, "torch", n)]
+            speed = _speed(tri, ref)
+            verdict = t(VERDICT[claims.compare(tri["us"], ref["us"], "gpu")])
+            out.append(f"| {n} | {claims.with_range(tri['us'], 'gpu', t)} | {claims.with_range(ref['us'], 'gpu', t)} "
+                       f"| {_pct(_pct_copy(tri, copy), t)} | {claims.text(speed, 'gpu', t)}× · {verdict} |")
         out.append("")
-    return "\n".join(out)
+    out.append(claims.protocol_text(results["protocol"], t))
+    return "\n".join(out) + "\n"
+
+
+def fixed_cost_markdown(results, t):
+    """The fit of each provider and pass, and the host cost of one call beside it."""
+    out = [f"| {t('pass')} | {t('provider')} | {t('fixed_us')} | {t('fit_gbps')} | {t('host_us')}, N = "
+           f"{results['host_n']} |", "|---|---|--:|--:|--:|"]
+    for mode, short in MODES.items():
+        for provider, name in PROVIDERS.items():
+            fit = results["fits"][f"{mode}/{provider}"]
+            host = results["host"][f"{mode}/{provider}"]
+            out.append(f"| {t(short)} | {name} | {claims.with_range(fit['fixed_us'], 'gpu', t)} "
+                       f"| {claims.text(fit['gb_per_s'], 'gpu', t)} | {claims.with_range(host, 'host', t)} |")
+    out += ["", t("fit_caption") + ". " + claims.protocol_text(results["protocol"], t),
+            "", claims.protocol_text(results["protocol"], t, "host")]
+    return "\n".join(out) + "\n"
+
+
+def _counts(results, mode):
+    """How many widths Triton is faster, on par, slower at than torch."""
+    rows = _index(results)
+    verdicts = [VERDICT[claims.compare(rows[(mode, "triton", n)]["us"], rows[(mode, "torch", n)]["us"], "gpu")]
+                for n in results["n_values"]]
+    return {v: verdicts.count(v) for v in ("faster", "on_par", "slower")}
 
 
 def quotes(results, provenance, t=ENGLISH):
     """Flat dict of ready-to-print strings in t's language; keys are what pages write as {{ layernorm.KEY }}."""
     rows = _index(results)
-    copy = float(provenance["copy_gb_per_s"])
-    q = {"gpu": str(provenance["gpu"]), "copy_gb_per_s": _gbps(copy, t),
-         "m": str(results["M"]), "dtype": results["dtype"]}
+    copy = provenance["copy"]
+    p = results["protocol"]
+    q = {"gpu": str(provenance["gpu"]), "copy_gb_per_s": claims.with_range(copy, "copy", t),
+         "m": str(results["M"]), "dtype": results["dtype"], "n_count": str(len(results["n_values"])),
+         "n_min": str(results["n_values"][0]), "n_max": str(results["n_values"][-1]), "host_n": str(results["host_n"])}
+    for key in ("warmup_calls", "samples", "calls_per_sample", "repeats", "host_calls", "max_copies"):
+        q[f"timing_{key}"] = str(p[key])
     for mode, short in MODES.items():
-        ratios = {}
+        pcts, speeds = [], []
         for n in results["n_values"]:
-            triton = rows[(mode, "triton", n)]["gb_per_s"]
-            torch = rows[(mode, "torch", n)]["gb_per_s"]
-            ratios[n] = triton / torch
-            q[f"{short}_triton_gbps_n{n}"] = _gbps(triton, t)
-            q[f"{short}_torch_gbps_n{n}"] = _gbps(torch, t)
-            q[f"{short}_speedup_n{n}"] = _ratio(triton / torch, t)
-            q[f"{short}_pct_copy_n{n}"] = _percent(100 * triton / copy, t)
-            q[f"{short}_triton_us_n{n}"] = t.number(1000 * rows[(mode, "triton", n)]["ms"], ".0f") + " µs"
-        low = min(ratios, key=ratios.get)
-        high = max(ratios, key=ratios.get)
-        q[f"{short}_speedup_min"], q[f"{short}_speedup_min_n"] = _ratio(ratios[low], t), str(low)
-        q[f"{short}_speedup_max"], q[f"{short}_speedup_max_n"] = _ratio(ratios[high], t), str(high)
-        best = max(results["n_values"], key=lambda n: rows[(mode, "triton", n)]["gb_per_s"])
-        q[f"{short}_triton_best_gbps"] = _gbps(rows[(mode, "triton", best)]["gb_per_s"], t)
-        q[f"{short}_triton_best_n"] = str(best)
-        q[f"{short}_triton_best_pct_copy"] = _percent(100 * rows[(mode, "triton", best)]["gb_per_s"] / copy, t)
+            tri, ref = rows[(mode, "triton", n)], rows[(mode, "torch", n)]
+            pct, speed = _pct_copy(tri, copy["median"]), _speed(tri, ref)
+            pcts.append((n, pct))
+            speeds.append(speed)
+            q[f"{short}_triton_us_n{n}"] = claims.text(tri["us"], "gpu", t) + " µs"
+            q[f"{short}_torch_us_n{n}"] = claims.text(ref["us"], "gpu", t) + " µs"
+            q[f"{short}_pct_copy_n{n}"] = _pct(pct, t)
+            q[f"{short}_torch_pct_copy_n{n}"] = _pct(_pct_copy(ref, copy["median"]), t)
+            q[f"{short}_speedup_n{n}"] = claims.text(speed, "gpu", t) + "×"
+            q[f"{short}_verdict_n{n}"] = t(VERDICT[claims.compare(tri["us"], ref["us"], "gpu")])
+        typical = claims.typical([f for _, f in pcts])
+        q[f"{short}_pct_copy_typical"] = _pct(typical, t)
+        low_n, low = min(pcts, key=lambda item: item[1]["median"])
+        high_n, high = max(pcts, key=lambda item: item[1]["median"])
+        q[f"{short}_pct_copy_min"], q[f"{short}_pct_copy_min_n"] = _pct(low, t), str(low_n)
+        q[f"{short}_pct_copy_max"], q[f"{short}_pct_copy_max_n"] = _pct(high, t), str(high_n)
+        q[f"{short}_speedup_typical"] = claims.text(claims.typical(speeds), "gpu", t) + "×"
+        for verdict, count in _counts(results, mode).items():
+            q[f"{short}_{verdict}_count"] = str(count)
+        for provider in PROVIDERS:
+            fit = results["fits"][f"{mode}/{provider}"]
+            q[f"{short}_{provider}_fixed_us"] = claims.text(fit["fixed_us"], "gpu", t) + " µs"
+            q[f"{short}_{provider}_fit_gbps"] = claims.text(fit["gb_per_s"], "gpu", t) + " GB/s"
+            q[f"{short}_{provider}_host_us"] = claims.text(results["host"][f"{mode}/{provider}"], "host", t) + " µs"
     return q | code_quotes(results, t)
 
 
@@ -115,42 +156,41 @@ def group_size_markdown(results, t):
     return "\n".join(rows) + "\n"
 
 
-
 def code_quotes(results, t):
-    """Numbers the page takes from the code: the reduction's tile, the timing protocol, bytes moved."""
-    protocol = {name: p.default for name, p in inspect.signature(median_call_ms).parameters.items()
-                if p.default is not inspect.Parameter.empty}
+    """Numbers the page takes from the code: the reduction's tile and the bytes moved."""
     fwd_bytes = {n: 2 * results["M"] * n * ELEMENT_BYTES[results["dtype"]] for n in (1024, 8192)}
     return {
         "reduce_block_m": str(REDUCE_BLOCK_M),
         "reduce_block_n": str(REDUCE_BLOCK_N),
-        "timing_warmup_calls": str(protocol["warmup_calls"]),
-        "timing_samples": str(protocol["samples"]),
-        "timing_calls_per_sample": str(protocol["calls_per_sample"]),
         "fwd_bytes_n1024": _mib(fwd_bytes[1024], t),
         "fwd_bytes_ratio_n8192_n1024": t.times(fwd_bytes[8192] / fwd_bytes[1024], "g"),
     }
 
 
 def bandwidth_plot(results, provenance, path, t=ENGLISH):
-    """GB/s against N, one panel per pass stacked so that the labels stay legible on a phone, the
-    copy bandwidth dashed, the legend under the panels rather than over the lines."""
+    """GB/s against N, one panel per pass stacked so that the labels stay legible on a phone, each
+    line with the band of its stated range, the copy bandwidth dashed, the legend under the panels."""
     rows = _index(results)
-    copy = float(provenance["copy_gb_per_s"])
+    copy = provenance["copy"]["median"]
     ns = results["n_values"]
     # text stays text (svg.fonttype none): selectable, and its size can be checked by tests/test_browser.py
     with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "none", "font.size": 10}):
         fig, axes = plt.subplots(2, 1, figsize=(5, 6.2), sharex=True, layout="constrained")
         for ax, (mode, short) in zip(axes, MODES.items()):
             for provider, label in PROVIDERS.items():  # the tables' column names, in every language
-                ax.plot(ns, [rows[(mode, provider, n)]["gb_per_s"] for n in ns], marker="o",
-                        markersize=3.5, color=COLORS[provider], label=label)
+                gbps = [claims.transform(rows[(mode, provider, n)]["us"],
+                                         lambda us, n=n: rows[(mode, provider, n)]["bytes"] / (us * 1e3)) for n in ns]
+                bands = [claims.stated(f, "gpu") for f in gbps]
+                ax.fill_between(ns, [lo for lo, _ in bands], [hi for _, hi in bands], color=COLORS[provider],
+                                alpha=0.2, linewidth=0)
+                ax.plot(ns, [f["median"] for f in gbps], marker="o", markersize=3.5, color=COLORS[provider],
+                        label=label)
             ax.axhline(copy, color="0.45", linestyle="--", linewidth=1, label=t("copy_short"))
             ax.set_title(t(short))
             ax.set_ylabel("GB/s")
             ax.set_xticks(ns[1::2] if len(ns) > 8 else ns)
             ax.tick_params(axis="x", labelrotation=45)
-            ax.set_ylim(0, copy * 1.08)
+            ax.set_ylim(0, copy * 1.15)
             ax.grid(True, linewidth=0.4, alpha=0.5)
         axes[1].set_xlabel("N")
         fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, frameon=False)
@@ -163,8 +203,9 @@ def write(measurements, out_dir):
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     provenance, results = measurements["provenance"], measurements["results"]
-    copy = float(provenance["copy_gb_per_s"])
+    copy = provenance["copy"]["median"]
     write_localized(out_dir, "benchmark.md", lambda t: benchmark_markdown(results, copy, t))
+    write_localized(out_dir, "fixed-cost.md", lambda t: fixed_cost_markdown(results, t))
     write_localized(out_dir, "group-size.md", lambda t: group_size_markdown(results, t))
     for language in LANGUAGES:  # bandwidth.svg, bandwidth.zh.svg, bandwidth.vi.svg: the plot in the page's words
         suffix = "" if language == "en" else f".{language}"

@@ -51,7 +51,7 @@ def cmd_benchmark(args):
     from normkit.bench import copy_bandwidth_gb_per_s
     from rmsnorm.timing import format_timing, run_timing
 
-    copy = copy_bandwidth_gb_per_s()
+    copy = copy_bandwidth_gb_per_s()["median"]
     print(f"device copy bandwidth: {copy:,.0f} GB/s")
     print(format_timing(run_timing(quick=args.quick), copy))
     return 0

@@ -1,7 +1,7 @@
 """Render the chapter's measurements into the files the page includes.
 
 write(measurements, out_dir) with measurements = {"provenance": {...}, "results": measure()}.
-Files: accuracy.md, timing.md, training.md and quotes.json in every language of the site
+Files: accuracy.md, timing.md, cost.md, training.md and quotes.json in every language of the site
 (normkit.tables.write_localized: words from normkit/catalogue.toml, numbers in the language's format),
 examples.txt, exercise.txt, and timing.svg in every language (timing.<lang>.svg).
 """
@@ -11,13 +11,13 @@ import math
 import pathlib
 import warnings
 
+from normkit import claims
 from normkit.bench import gb_per_s
 from normkit.tables import write_localized
 from normkit.words import ENGLISH, LANGUAGES, Words
 from rmsnorm.examples import EPS, format_examples
 from rmsnorm.ops import MAX_N, SCRATCH_LIMIT_BYTES
 from rmsnorm.exercise import format_exercise
-from rmsnorm.timing import PROTOCOL, diff_pct
 
 # Chinese labels: matplotlib's own font has no CJK glyphs, but the plots keep their text as SVG text,
 # drawn by the reader's browser with its fonts, so matplotlib's warning about them is beside the point.
@@ -27,14 +27,6 @@ SCOPES = (("fwd", "fwd"), ("fwdbwd", "fwd_bwd"))  # measurement key, catalogue k
 
 def _sci(v, t):
     return "0" if v == 0 else t.number(v, ".2e")
-
-
-def _us(v, t):
-    return t.number(v, ".2f")
-
-
-def _pct(v, t):
-    return t.number(v, "+.1f") + " %"
 
 
 def _shape(s):
@@ -52,28 +44,55 @@ def accuracy_md(acc, t):
     return "\n".join(rows) + "\n"
 
 
-def _bandwidth(s, scope, impl, copy):
-    ms = s["us"][f"{scope}_{impl}"] / 1000
-    gbs = gb_per_s(s["min_bytes"][scope], ms)
-    return gbs, 100 * gbs / copy
+IMPLEMENTATIONS = {"reference": "reference", "torch": "F.rms_norm", "kernel": "kernel"}  # key: column word
+VERDICT = {"lower": "faster", "higher": "slower", "on_par": "on_par"}  # the kernel's time against another's
+
+
+def _pct_copy(s, scope, impl, copy):
+    """% of the copy bandwidth from the minimum bytes, as a figure."""
+    return claims.transform(s["us"][f"{scope}_{impl}"],
+                            lambda us: 100 * gb_per_s(s["min_bytes"][scope], us / 1000) / copy)
+
+
+def _against(s, scope, other, t):
+    """"2.1× · faster": how many times faster the kernel is than another implementation, and the verdict."""
+    kernel, them = s["us"][f"{scope}_kernel"], s["us"][f"{scope}_{other}"]
+    speed = claims.ratio(them, kernel)
+    return f"{claims.text(speed, 'gpu', t)}× · {t(VERDICT[claims.compare(kernel, them, 'gpu')])}"
+
+
+def _word(impl, t):
+    return "`F.rms_norm`" if impl == "torch" else t(impl)
 
 
 def timing_md(tim, copy, t):
-    rows = [f"| {t('shape')} | {t('scope')} | {t('reference_us')} | {t('kernel_us')} | {t('difference')} "
-            f"| {t('reference_gbps')} | {t('kernel_gbps')} |",
-            "|---|---|--:|--:|--:|--:|--:|"]
+    rows = [f"| {t('shape')} | {t('scope')} | " + " | ".join(f"{_word(i, t)}, {t('gpu_us')}" for i in IMPLEMENTATIONS)
+            + f" | {t('kernel')} / {t('reference')} | {t('kernel')} / `F.rms_norm` | {t('kernel')}, {t('pct_copy')} |",
+            "|---|---|--:|--:|--:|--:|--:|--:|"]
     for s in tim["shapes"]:
         for scope, label in SCOPES:
-            ref, ker = s["us"][f"{scope}_reference"], s["us"][f"{scope}_kernel"]
-            if s["large"]:
-                cells = []
-                for impl in ("reference", "kernel"):
-                    gbs, pct = _bandwidth(s, scope, impl, copy)
-                    cells.append(f"{t.number(gbs, '.0f')} ({t.number(pct, '.0f')} %)")
-            else:
-                cells = ["—", "—"]
-            rows.append(f"| {_shape(s)} | {t(label)} | {_us(ref, t)} | {_us(ker, t)} | {_pct(diff_pct(ker, ref), t)} | "
-                        f"{cells[0]} | {cells[1]} |")
+            cells = [claims.with_range(s["us"][f"{scope}_{impl}"], "gpu", t) for impl in IMPLEMENTATIONS]
+            pct = claims.text(_pct_copy(s, scope, "kernel", copy), "gpu", t) + " %" if s["large"] else "—"
+            rows.append(f"| {_shape(s)} | {t(label)} | " + " | ".join(cells)
+                        + f" | {_against(s, scope, 'reference', t)} | {_against(s, scope, 'torch', t)} | {pct} |")
+    rows += ["", claims.protocol_text(tim["protocol"], t)]
+    return "\n".join(rows) + "\n"
+
+
+def cost_md(tim, t):
+    """The host cost of one complete call at the small shape, and each implementation's fitted fixed cost."""
+    host, fit = tim["host"], tim["fit"]
+    small = next(s for s in tim["shapes"] if s["label"] == host["label"])
+    rows = [f"| {t('scope')} | {t('provider')} | {t('host_us')}, {_shape(small)} | {t('fixed_us')} "
+            f"| {t('fit_gbps')} |", "|---|---|--:|--:|--:|"]
+    for scope, label in SCOPES:
+        for impl in IMPLEMENTATIONS:
+            f = fit["figures"][f"{scope}_{impl}"]
+            rows.append(f"| {t(label)} | {_word(impl, t)} | {claims.with_range(host['us'][f'{scope}_{impl}'], 'host', t)} "
+                        f"| {claims.with_range(f['fixed_us'], 'gpu', t)} | {claims.text(f['gb_per_s'], 'gpu', t)} |")
+    m = fit["m"]
+    rows += ["", f"{t('fit_caption')}: M = {m[0]} … {m[-1]}, N = {fit['n']}, {fit['dtype']}. "
+             + claims.protocol_text(tim["protocol"], t), "", claims.protocol_text(tim["protocol"], t, "host")]
     return "\n".join(rows) + "\n"
 
 
@@ -94,33 +113,40 @@ def training_md(tr, t):
 
 
 def timing_svg(tim, path, t=ENGLISH):
-    """Median µs per call, reference against kernel, on linear axes from zero (bar lengths compare
-    times), one panel per scope stacked so that the labels stay legible on a phone, the legend above
-    the data, and the tables' names for the two implementations."""
+    """GPU µs per call, the three implementations side by side, on linear axes from zero (bar lengths
+    compare times), each bar with the stated range as an error bar; one panel per scope stacked so that
+    the labels stay legible on a phone, the legend above the data, and the tables' names."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     shapes = tim["shapes"]
+    colors = {"reference": "#9e9e9e", "torch": "#ff7043", "kernel": "#3f51b5"}
     # text stays text (svg.fonttype none): selectable, and its size can be checked by tests/test_browser.py
     with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "none", "font.size": 10}):
         fig, axes = plt.subplots(2, 1, figsize=(5, 6), layout="constrained")
-        width = 0.38
+        width = 0.27
         for ax, (scope, title) in zip(axes, SCOPES):
             xs = range(len(shapes))
-            ref = [s["us"][f"{scope}_reference"] for s in shapes]
-            ker = [s["us"][f"{scope}_kernel"] for s in shapes]
-            bars = [ax.bar([i - width / 2 for i in xs], ref, width, label=t("reference"), color="#9e9e9e"),
-                    ax.bar([i + width / 2 for i in xs], ker, width, label=t("kernel"), color="#3f51b5")]
-            for group in bars:
-                ax.bar_label(group, fmt=lambda v: t.number(v, ".0f"), padding=2)
+            bars, tops = [], []
+            for i, impl in enumerate(IMPLEMENTATIONS):
+                figs = [s["us"][f"{scope}_{impl}"] for s in shapes]
+                ranges = [claims.stated(f, "gpu") for f in figs]
+                errors = [[f["median"] - lo for f, (lo, _) in zip(figs, ranges)],
+                          [hi - f["median"] for f, (_, hi) in zip(figs, ranges)]]
+                label = "F.rms_norm" if impl == "torch" else t(impl)
+                group = ax.bar([x + (i - 1) * width for x in xs], [f["median"] for f in figs], width,
+                               yerr=errors, capsize=2, label=label, color=colors[impl], ecolor="#808080")
+                ax.bar_label(group, labels=[claims.text(f, "gpu", t) for f in figs], padding=2, fontsize=8)
+                bars.append(group)
+                tops += [hi for _, hi in ranges]
             ax.set_xticks(list(xs), [f"{s['m']}×{s['n']}\n{s['dtype']}" for s in shapes])
-            ax.set_ylim(0, max(ref + ker) * 1.18)
+            ax.set_ylim(0, max(tops) * 1.2)
             ax.set_title(t(title))
-            ax.set_ylabel("µs")
+            ax.set_ylabel(t("gpu_us"))
             ax.grid(axis="y", alpha=0.3)
-        fig.legend(handles=bars, loc="outside upper center", ncols=2, frameon=False)
+        fig.legend(handles=bars, loc="outside upper center", ncols=3, frameon=False)
         fig.savefig(path, format="svg", metadata={"Date": None}, transparent=True)
         plt.close(fig)
 
@@ -141,9 +167,6 @@ def code_quotes(results, t):
     return {
         "max_n": str(MAX_N),
         "scratch_limit": t.number(SCRATCH_LIMIT_BYTES / 2**20, "g") + " MiB",
-        "timing_warmup_calls": str(PROTOCOL["warmup_calls"]),
-        "timing_samples": str(PROTOCOL["samples"]),
-        "timing_calls_per_sample": str(PROTOCOL["calls_per_sample"]),
         "scratch_128x257": _bytes(ex["scratch_128x257"]["bytes"], t),
         "scratch_4096x4096": _bytes(ex["scratch_4096x4096"]["bytes"], t),
         "worked_root": t.number(math.sqrt(ex["two_values"]["mean_sq"] + EPS), ".6f"),
@@ -160,8 +183,8 @@ def code_quotes(results, t):
 def quotes(measurements, t=ENGLISH):
     """Flat dict of ready-to-print strings in t's language; keys are what pages write as {{ rmsnorm.KEY }}."""
     prov, res = measurements["provenance"], measurements["results"]
-    copy = prov["copy_gb_per_s"]
-    q = {"gpu": str(prov["gpu"]), "copy_gb_per_s": t.number(copy, ".0f") + " GB/s"}
+    copy = prov["copy"]["median"]
+    q = {"gpu": str(prov["gpu"]), "copy_gb_per_s": claims.with_range(prov["copy"], "copy", t) + " GB/s"}
 
     acc = res["accuracy"]
     q["acc_cases"] = str(acc["cases"])
@@ -170,18 +193,26 @@ def quotes(measurements, t=ENGLISH):
     for s in acc["per_quantity_dtype"]:
         q[f"acc_max_err_{s['quantity']}_{s['dtype']}"] = _sci(s["max_abs_err"], t)
 
-    for s in res["timing"]["shapes"]:
+    tim = res["timing"]
+    for s in tim["shapes"]:
         lab = s["label"]
         for scope, _ in SCOPES:
-            ref, ker = s["us"][f"{scope}_reference"], s["us"][f"{scope}_kernel"]
-            q[f"{scope}_ref_us_{lab}"] = f"{_us(ref, t)} µs"
-            q[f"{scope}_kernel_us_{lab}"] = f"{_us(ker, t)} µs"
-            q[f"{scope}_diff_pct_{lab}"] = _pct(diff_pct(ker, ref), t)
-            if s["large"]:
-                for impl, short in (("reference", "ref"), ("kernel", "kernel")):
-                    gbs, pct = _bandwidth(s, scope, impl, copy)
-                    q[f"{scope}_{short}_gbps_{lab}"] = t.number(gbs, ".0f") + " GB/s"
-                    q[f"{scope}_{short}_pct_copy_{lab}"] = t.number(pct, ".0f") + " %"
+            for impl in IMPLEMENTATIONS:
+                q[f"{scope}_{impl}_us_{lab}"] = claims.text(s["us"][f"{scope}_{impl}"], "gpu", t) + " µs"
+                if s["large"]:
+                    q[f"{scope}_{impl}_pct_copy_{lab}"] = claims.text(_pct_copy(s, scope, impl, copy), "gpu", t) + " %"
+            for other in ("reference", "torch"):
+                kernel, them = s["us"][f"{scope}_kernel"], s["us"][f"{scope}_{other}"]
+                q[f"{scope}_vs_{other}_{lab}"] = claims.text(claims.ratio(them, kernel), "gpu", t) + "×"
+                q[f"{scope}_vs_{other}_verdict_{lab}"] = t(VERDICT[claims.compare(kernel, them, "gpu")])
+            for impl in IMPLEMENTATIONS:
+                if lab == tim["host"]["label"]:
+                    q[f"{scope}_{impl}_host_us"] = claims.text(tim["host"]["us"][f"{scope}_{impl}"], "host", t) + " µs"
+                fit = tim["fit"]["figures"][f"{scope}_{impl}"]
+                q[f"{scope}_{impl}_fixed_us"] = claims.text(fit["fixed_us"], "gpu", t) + " µs"
+                q[f"{scope}_{impl}_fit_gbps"] = claims.text(fit["gb_per_s"], "gpu", t) + " GB/s"
+    q["host_shape"] = next(_shape(s) for s in tim["shapes"] if s["label"] == tim["host"]["label"])
+    q["fit_m_min"], q["fit_m_max"], q["fit_n"] = str(tim["fit"]["m"][0]), str(tim["fit"]["m"][-1]), str(tim["fit"]["n"])
 
     tr = res["training"]
     q["train_steps"] = str(tr["config"]["steps"])
@@ -195,6 +226,8 @@ def quotes(measurements, t=ENGLISH):
     for split in ("val", "test"):
         for branch in ("reference", "kernel"):
             q[f"train_{split}_mse_{branch}"] = t.number(tr[f"{split}_mse"][branch], ".5f")
+    for key, value in tim["protocol"].items():
+        q[f"timing_{key}"] = str(value)
     return q | code_quotes(res, t)
 
 
@@ -202,9 +235,10 @@ def write(measurements, out_dir):
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     res = measurements["results"]
-    copy = measurements["provenance"]["copy_gb_per_s"]
+    copy = measurements["provenance"]["copy"]["median"]
     write_localized(out_dir, "accuracy.md", lambda t: accuracy_md(res["accuracy"], t))
     write_localized(out_dir, "timing.md", lambda t: timing_md(res["timing"], copy, t))
+    write_localized(out_dir, "cost.md", lambda t: cost_md(res["timing"], t))
     write_localized(out_dir, "training.md", lambda t: training_md(res["training"], t))
     (out_dir / "examples.txt").write_text(format_examples(res["examples"]) + "\n", encoding="utf-8")
     (out_dir / "exercise.txt").write_text(format_exercise(res["exercise"]) + "\n", encoding="utf-8")

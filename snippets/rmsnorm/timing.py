@@ -1,11 +1,14 @@
-"""The timing protocol: complete calls, CUDA events, 20 warm-up calls, median of 50 samples of 20 calls."""
+"""The chapter's timing: GPU time of complete calls (CUDA-graph replay) and their host cost, three
+implementations, the protocol of normkit.bench with three repetitions."""
 
 import torch
+import torch.nn.functional as F
 
 from normkit import bench
 from rmsnorm.ops import rms_norm
 from rmsnorm.reference import rmsnorm_reference
 
+EPS = 1e-6
 # (label, M, N, dtype): the chapter's small shape, then an LLM-sized one in both dtypes.
 SHAPES = (
     ("128x257_fp32", 128, 257, torch.float32),
@@ -13,30 +16,37 @@ SHAPES = (
     ("4096x4096_fp32", 4096, 4096, torch.float32),
 )
 LARGE = {"4096x4096_fp16", "4096x4096_fp32"}
-PROTOCOL = {"warmup_calls": 20, "samples": 50, "calls_per_sample": 20}
-QUICK_PROTOCOL = {"warmup_calls": 2, "samples": 3, "calls_per_sample": 2}
+# the fixed-cost fit: one width, rows from 256 to 4096 (the largest the scratch budget allows)
+FIT_N, FIT_DTYPE, FIT_M = 4096, torch.float16, (256, 512, 1024, 2048, 4096)
+IMPLEMENTATIONS = {
+    "reference": rmsnorm_reference,  # the chapter's unfused PyTorch oracle
+    "kernel": rms_norm,              # the chapter's Triton kernels
+    "torch": lambda x, gamma, eps: F.rms_norm(x, (x.shape[-1],), gamma, eps),  # PyTorch's own
+}
+SCOPES = ("fwd", "fwdbwd")
 
 
 # --8<-- [start:timing]
-def time_shape(m, n, dtype, protocol=PROTOCOL, device="cuda"):
-    gen = torch.Generator(device=device).manual_seed(0)
-    x = torch.randn(m, n, device=device, dtype=dtype, generator=gen)
-    gamma = torch.randn(n, device=device, dtype=dtype, generator=gen)
-    dy = torch.randn(m, n, device=device, dtype=dtype, generator=gen)
-    xg, gg = x.clone().requires_grad_(), gamma.clone().requires_grad_()
+def make_step(norm, scope, m, n, dtype, device="cuda"):
+    """Builds fresh inputs; returns one complete call: the forward alone, or
+    the forward and torch.autograd.grad (gradients returned, none accumulated)."""
+    def make():
+        gen = torch.Generator(device=device).manual_seed(0)
+        x = torch.randn(m, n, device=device, dtype=dtype, generator=gen)
+        gamma = torch.randn(n, device=device, dtype=dtype, generator=gen)
+        dy = torch.randn(m, n, device=device, dtype=dtype, generator=gen)
+        if scope == "fwd":
+            return lambda: norm(x, gamma, EPS)
+        xg, gg = x.requires_grad_(), gamma.requires_grad_()
+        return lambda: torch.autograd.grad(norm(xg, gg, EPS), (xg, gg), dy)
+    return make
 
-    def forward_only(norm):
-        return lambda: norm(x, gamma)
 
-    # autograd included, gradients returned, nothing accumulated
-    def forward_backward(norm):
-        return lambda: torch.autograd.grad(norm(xg, gg), (xg, gg), dy)
-
-    ms = {}
-    for name, norm in (("reference", rmsnorm_reference), ("kernel", rms_norm)):
-        ms[f"fwd_{name}"] = bench.median_call_ms(forward_only(norm), **protocol)
-        ms[f"fwdbwd_{name}"] = bench.median_call_ms(forward_backward(norm), **protocol)
-    return ms
+def gpu_time(norm, scope, m, n, dtype, protocol=bench.PROTOCOL):
+    """One repetition: GPU µs per complete call, from CUDA-graph replay."""
+    n_bytes = min_bytes(m, n, dtype)[scope]
+    copies = bench.rotating_copies(n_bytes, protocol)
+    return bench.gpu_us(make_step(norm, scope, m, n, dtype), copies, protocol)
 # --8<-- [end:timing]
 
 
@@ -54,40 +64,63 @@ def min_bytes(m, n, dtype):
 # --8<-- [end:bytes]
 
 
+def _dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
 def run_timing(quick=False, shapes=SHAPES):
+    """Every figure of the chapter's timing, each from three repetitions in separate passes."""
     if not torch.cuda.is_available():
         raise RuntimeError("timing needs a CUDA GPU: CUDA events do not exist under the interpreter")
-    protocol = QUICK_PROTOCOL if quick else PROTOCOL
-    if quick:
-        shapes = shapes[:1]
-    results = []
-    for label, m, n, dtype in shapes:
-        ms = time_shape(m, n, dtype, protocol)
-        entry = {"label": label, "m": m, "n": n, "dtype": str(dtype).replace("torch.", ""),
-                 "large": label in LARGE, "us": {k: v * 1000 for k, v in ms.items()},
-                 "min_bytes": min_bytes(m, n, dtype)}
-        results.append(entry)
-    return {"protocol": protocol, "shapes": results}
+    protocol = bench.QUICK if quick else bench.PROTOCOL
+    fit_m = FIT_M[:2] if quick else FIT_M
+    shapes = shapes[:1] if quick else shapes
+    points = {label: (m, n, dtype) for label, m, n, dtype in shapes}
+    points.update({f"{m}x{FIT_N}_fit": (m, FIT_N, FIT_DTYPE) for m in fit_m})
+    tasks = {}
+    for label, (m, n, dtype) in points.items():
+        for scope in SCOPES:
+            for name, norm in IMPLEMENTATIONS.items():
+                tasks[(label, scope, name)] = (
+                    lambda a=(norm, scope, m, n, dtype): gpu_time(*a, protocol=protocol))
+    small_label, m, n, dtype = shapes[0]
+    for scope in SCOPES:  # what a complete call costs the host, at the small shape
+        for name, norm in IMPLEMENTATIONS.items():
+            make = make_step(norm, scope, m, n, dtype)
+            tasks[(small_label, scope, name, "host")] = lambda make=make: bench.host_us(make, protocol)
+    figures = bench.measure_all(tasks, protocol)
 
+    def entry(label, m, n, dtype):
+        return {"label": label, "m": m, "n": n, "dtype": _dtype_name(dtype), "large": label in LARGE,
+                "min_bytes": min_bytes(m, n, dtype),
+                "us": {f"{scope}_{name}": figures[(label, scope, name)]
+                       for scope in SCOPES for name in IMPLEMENTATIONS}}
 
-def diff_pct(kernel, reference):
-    return 100.0 * (kernel - reference) / reference
+    fit_points = [entry(label, *points[label]) for label in points if label.endswith("_fit")]
+    fits = {f"{scope}_{name}": bench.fixed_cost_fit([(p["min_bytes"][scope], p["us"][f"{scope}_{name}"])
+                                                     for p in fit_points])
+            for scope in SCOPES for name in IMPLEMENTATIONS}
+    return {"protocol": bench.protocol_record(protocol),
+            "shapes": [entry(label, m, n, dtype) for label, m, n, dtype in shapes],
+            "fit": {"n": FIT_N, "dtype": _dtype_name(FIT_DTYPE), "m": list(fit_m), "points": fit_points,
+                    "figures": fits},
+            "host": {"label": small_label, "us": {f"{scope}_{name}": figures[(small_label, scope, name, "host")]
+                                                  for scope in SCOPES for name in IMPLEMENTATIONS}}}
 
 
 def format_timing(result, copy_gb_per_s=None):
     p = result["protocol"]
-    lines = [f"protocol: {p['warmup_calls']} warm-up calls, median of {p['samples']} samples "
-             f"of {p['calls_per_sample']} calls (CUDA events around complete calls)"]
+    lines = [f"protocol: CUDA-graph replay, {p['warmup_calls']} warm-up replays, median of {p['samples']} "
+             f"samples of {p['calls_per_sample']} replays, {p['repeats']} repetitions (median and range shown)"]
     for s in result["shapes"]:
-        us = s["us"]
-        for scope in ("fwd", "fwdbwd"):
-            ref, ker = us[f"{scope}_reference"], us[f"{scope}_kernel"]
-            line = (f"  {s['label']:<15} {scope:<7} reference {ref:9.2f} us  kernel {ker:9.2f} us  "
-                    f"({diff_pct(ker, ref):+.1f} %)")
-            if s["large"]:
-                gbs = bench.gb_per_s(s["min_bytes"][scope], ker / 1000)
-                line += f"  kernel {gbs:7.1f} GB/s"
-                if copy_gb_per_s:
-                    line += f" = {100 * gbs / copy_gb_per_s:.0f} % of copy"
+        for scope in SCOPES:
+            cells = []
+            for name in IMPLEMENTATIONS:
+                f = s["us"][f"{scope}_{name}"]
+                cells.append(f"{name} {f['median']:8.1f} us ({f['low']:.1f}-{f['high']:.1f})")
+            line = f"  {s['label']:<15} {scope:<7} " + "  ".join(cells)
+            if s["large"] and copy_gb_per_s:
+                gbs = bench.gb_per_s(s["min_bytes"][scope], s["us"][f"{scope}_kernel"]["median"] / 1000)
+                line += f"  kernel {100 * gbs / copy_gb_per_s:.0f} % of copy"
             lines.append(line)
     return "\n".join(lines)
