@@ -517,6 +517,7 @@ def quotes(measurements, t=ENGLISH):
         q["dw_lock_group"] = str(lock["group_size"])
     if "max_abs" in lock and dw.get("fast", {}).get("max_abs"):
         q["dw_lock_vs_fast"] = _ratio(lock["max_abs"] / dw["fast"]["max_abs"], t)
+    q |= claims.floor_quotes(t)
     return q
 
 

@@ -187,6 +187,11 @@ def fixed_cost_fit(points):
     return {"fixed_us": figure(fixed), "gb_per_s": figure(bandwidth)}
 
 
+def figure_text(fig, unit="µs"):
+    """A figure as a notebook or a terminal prints it: "11.43 µs (11.36–11.54)"."""
+    return f"{fig['median']:.2f} {unit} ({fig['low']:.2f}–{fig['high']:.2f})"
+
+
 def protocol_record(protocol, copies=None):
     """What a data set stores about how it timed: the protocol's counts and the rotation."""
     record = dataclasses.asdict(protocol)

@@ -111,6 +111,11 @@ def typical(figs):
     return ordered[(len(ordered) - 1) // 2]
 
 
+def floor_quotes(t):
+    """The reproducibility floors as a page quotes them: {"floor_gpu": "3%", "floor_host": "25%", ...}."""
+    return {f"floor_{kind}": t.number(100 * share, "g") + "%" for kind, share in REPRODUCIBILITY.items()}
+
+
 def protocol_text(record, t, what="gpu"):
     """The protocol sentence under a table, from the protocol record a data set stored."""
     words = {**record, "floor": t.number(100 * REPRODUCIBILITY[what], "g")}

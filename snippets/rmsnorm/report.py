@@ -228,6 +228,7 @@ def quotes(measurements, t=ENGLISH):
             q[f"train_{split}_mse_{branch}"] = t.number(tr[f"{split}_mse"][branch], ".5f")
     for key, value in tim["protocol"].items():
         q[f"timing_{key}"] = str(value)
+    q |= claims.floor_quotes(t)
     return q | code_quotes(res, t)
 
 

@@ -109,18 +109,17 @@ def run_timing(quick=False, shapes=SHAPES):
 
 
 def format_timing(result, copy_gb_per_s=None):
+    """One line per shape, scope and implementation: the figure, and the kernel's share of the copy."""
     p = result["protocol"]
     lines = [f"protocol: CUDA-graph replay, {p['warmup_calls']} warm-up replays, median of {p['samples']} "
-             f"samples of {p['calls_per_sample']} replays, {p['repeats']} repetitions (median and range shown)"]
+             f"samples of {p['calls_per_sample']} replays, {p['repeats']} repetitions: median (range)"]
     for s in result["shapes"]:
         for scope in SCOPES:
-            cells = []
             for name in IMPLEMENTATIONS:
                 f = s["us"][f"{scope}_{name}"]
-                cells.append(f"{name} {f['median']:8.1f} us ({f['low']:.1f}-{f['high']:.1f})")
-            line = f"  {s['label']:<15} {scope:<7} " + "  ".join(cells)
-            if s["large"] and copy_gb_per_s:
-                gbs = bench.gb_per_s(s["min_bytes"][scope], s["us"][f"{scope}_kernel"]["median"] / 1000)
-                line += f"  kernel {100 * gbs / copy_gb_per_s:.0f} % of copy"
-            lines.append(line)
+                line = f"  {s['label']:<15} {scope:<7} {name:<10} {bench.figure_text(f)}"
+                if s["large"] and copy_gb_per_s and name == "kernel":
+                    gbs = bench.gb_per_s(s["min_bytes"][scope], f["median"] / 1000)
+                    line += f"  = {100 * gbs / copy_gb_per_s:.0f} % of copy"
+                lines.append(line)
     return "\n".join(lines)
