@@ -80,17 +80,25 @@ PACKAGE = {
         import normkit  # noqa: F401
         import torch
 
-        from normkit.bench import gb_per_s, median_call_ms
+        from normkit import bench
         from scalenorm.ops import scale_norm
 
 
-        def measure(quick=False):
-            rows = []
-            for n in [1024, 4096] if quick else [1024, 2048, 4096, 8192]:
+        def gpu_time(n, protocol):
+            def make():
                 x = torch.randn(4096, n, device="cuda", dtype=torch.float16)
-                ms = median_call_ms(lambda: scale_norm(x))
-                rows.append({"N": n, "gb_per_s": gb_per_s(2 * x.numel() * x.element_size(), ms)})
-            return {"M": 4096, "rows": rows}
+                return lambda: scale_norm(x)
+            copies = bench.rotating_copies(2 * 4096 * n * 2, protocol)
+            return lambda: bench.gpu_us(make, copies, protocol)
+
+
+        def measure(quick=False):
+            protocol = bench.QUICK if quick else bench.PROTOCOL
+            ns = [1024, 4096] if quick else [1024, 2048, 4096, 8192]
+            figures = bench.measure_all({n: gpu_time(n, protocol) for n in ns}, protocol)
+            rows = [{"N": n, "us": figures[n], "gb_per_s": 2 * 4096 * n * 2 / (figures[n]["median"] * 1e3)}
+                    for n in ns]
+            return {"M": 4096, "protocol": bench.protocol_record(protocol), "rows": rows}
         ''',
     "report.py": '''
         import json
@@ -137,6 +145,7 @@ PACKAGE = {
 MEASUREMENTS = {
     "provenance": {
         "gpu": "Synthetic GPU", "sm_count": 1, "copy_gb_per_s": 1000.0, "driver": "-", "cuda": "-",
+        "copy": {"median": 1000.0, "low": 990.0, "high": 1010.0, "runs": [990.0, 1000.0, 1010.0]},
         "torch": "-", "triton": "-", "python": "-", "date": "-", "git_commit": "-", "sources_sha256": "-",
         "sources": [], "quick": True,
     },
