@@ -297,7 +297,7 @@ def measure(quick=False):
     seconds, start = {}, time.perf_counter()
 
     def lap(stage):
-        seconds[stage] = round(time.perf_counter() - start - sum(seconds.values()), 1)
+        seconds[stage] = round(time.perf_counter() - start - sum(seconds.values()), 1) + 0.0  # no -0.0
         print(f"# faster: {stage} done, {seconds[stage]} s", flush=True)
 
     # every GPU-time and host-cost figure, in one set of tasks: measure_all runs them as three passes
@@ -342,6 +342,16 @@ def measure(quick=False):
     rows = rows_from({k: v for k, v in (figures | compiled).items() if not is_small(k)})
     small_rows = rows_from({k: v for k, v in figures.items() if is_small(k)}, kinds=("gpu", "host"))
 
+    bf16 = _dtype_name(dtype)
+    others = {(n, _dtype_name(DTYPES[short])) for n, short in other_points}
+
+    def in_targets(r):
+        return r["M"] == M and r["N"] in target_n and r["dtype"] == bf16
+
+    def in_sweep(r):  # a shape can be in both: 32768 x 4096 is a target and the sweep's point at 4096
+        return (r["N"], r["dtype"]) in others or (r["dtype"] == bf16 and r["M"] == sweep_m(r["N"], sweep_total, dtype)
+                                                  and (r["N"] in sweep_n or r["provider"] == "compile"))
+
     def chosen(op, keep):
         return [r for r in rows if r["op"] == op and keep(r)]
 
@@ -355,10 +365,8 @@ def measure(quick=False):
         "providers": list(PROVIDERS), "protocol": bench.protocol_record(protocol),
         "launch": {op: [fast_launch(op, M if n in target_n else sweep_m(n, sweep_total, dtype), n, dtype)
                         for n in sorted({*target_n, *sweep_n})] for op in OPS},
-        "targets": {op: chosen(op, lambda r: r["M"] == M and r["N"] in target_n and r["dtype"] == _dtype_name(dtype))
-                    for op in OPS},
-        "sweep": {op: chosen(op, lambda r: r["M"] != M or r["N"] not in target_n or r["dtype"] != _dtype_name(dtype))
-                  for op in OPS},
+        "targets": {op: chosen(op, in_targets) for op in OPS},
+        "sweep": {op: chosen(op, in_sweep) for op in OPS},
         "small": small_rows,
         "dw_error": dw, "profile": profiles,
         "seconds": {**seconds, "total": round(time.perf_counter() - start, 1)},

@@ -228,16 +228,6 @@ def _half_ulp(value, dtype):
     return 2.0 ** (math.floor(math.log2(value)) - mantissa_bits)
 
 
-def _ref_max(dw):
-    return next(e["max_abs_ref"] for e in dw.values() if isinstance(e, dict) and "max_abs_ref" in e)
-
-
-def _half_ulp(value, dtype):
-    """Half a unit in the last place of value in dtype: the rounding of the output itself."""
-    mantissa_bits = {"bfloat16": 8, "float16": 11, "float32": 24}[dtype]  # with the implicit bit
-    return 2.0 ** (math.floor(math.log2(value)) - mantissa_bits)
-
-
 def _total_text(total):
     """2**27 as 2²⁷ (a power of two), anything else as digits."""
     exponent = total.bit_length() - 1

@@ -128,8 +128,8 @@ def quotes(results, provenance, t=ENGLISH):
             q[f"{short}_{verdict}_count"] = str(count)
         for provider in PROVIDERS:
             fit = results["fits"][f"{mode}/{provider}"]
-            q[f"{short}_{provider}_fixed_us"] = claims.text(fit["fixed_us"], "gpu", t) + " µs"
-            q[f"{short}_{provider}_fit_gbps"] = claims.text(fit["gb_per_s"], "gpu", t) + " GB/s"
+            q[f"{short}_{provider}_fixed_us"] = claims.text_with_unit(fit["fixed_us"], "gpu", t, " µs")
+            q[f"{short}_{provider}_fit_gbps"] = claims.text_with_unit(fit["gb_per_s"], "gpu", t, " GB/s")
             q[f"{short}_{provider}_host_us"] = claims.text(results["host"][f"{mode}/{provider}"], "host", t) + " µs"
     q |= claims.floor_quotes(t)
     return q | code_quotes(results, t)

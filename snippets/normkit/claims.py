@@ -7,7 +7,7 @@ every comparison is read from two stated ranges:
 
     stated(fig, "gpu")                    -> (low, high)
     text(fig, "gpu", t)                   -> "480"         (478.57 ± 14: tens are the last sure digit)
-    with_range(fig, "gpu", t, " µs")      -> "480 µs (460–490)"
+    with_range(fig, "gpu", t, " µs")      -> "480 µs (460–500)" (the range rounded outwards)
     compare(a, b, "gpu")                  -> "lower", "higher" or "on_par"
     against(fig, 90.0, "gpu")             -> "met", "missed" or "within" (the target inside the range)
 """
@@ -31,7 +31,9 @@ def place(low, high):
 
 def _round(value, places, how=round):
     unit = 10.0 ** -places
-    return how(value / unit) * unit
+    # the quotient first rounded to 9 places: 9.7 / 0.1 is 96.99999999999999, which floor() would
+    # otherwise take to 96
+    return how(round(value / unit, 9)) * unit
 
 
 def _digits(value, places, t):
@@ -51,7 +53,7 @@ def text(fig, kind, t):
 
 
 def range_text(fig, kind, t):
-    """The stated range, rounded outwards at the same place: "460–490"."""
+    """The stated range, rounded outwards at the same place: "460–500" for 464.2 to 492.9."""
     if not _finite(fig):
         return "—"
     low, high = stated(fig, kind)
@@ -59,6 +61,12 @@ def range_text(fig, kind, t):
     lo = _digits(_round(low, places, math.floor), places, t)
     hi = _digits(_round(high, places, math.ceil), places, t)
     return f"{lo}–{hi}"
+
+
+def text_with_unit(fig, kind, t, unit):
+    """text() followed by its unit, or "—" alone where there is no number."""
+    value = text(fig, kind, t)
+    return value if value == "—" else value + unit
 
 
 def with_range(fig, kind, t, unit=""):

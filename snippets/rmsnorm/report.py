@@ -209,8 +209,8 @@ def quotes(measurements, t=ENGLISH):
                 if lab == tim["host"]["label"]:
                     q[f"{scope}_{impl}_host_us"] = claims.text(tim["host"]["us"][f"{scope}_{impl}"], "host", t) + " µs"
                 fit = tim["fit"]["figures"][f"{scope}_{impl}"]
-                q[f"{scope}_{impl}_fixed_us"] = claims.text(fit["fixed_us"], "gpu", t) + " µs"
-                q[f"{scope}_{impl}_fit_gbps"] = claims.text(fit["gb_per_s"], "gpu", t) + " GB/s"
+                q[f"{scope}_{impl}_fixed_us"] = claims.text_with_unit(fit["fixed_us"], "gpu", t, " µs")
+                q[f"{scope}_{impl}_fit_gbps"] = claims.text_with_unit(fit["gb_per_s"], "gpu", t, " GB/s")
     q["host_shape"] = next(_shape(s) for s in tim["shapes"] if s["label"] == tim["host"]["label"])
     q["fit_m_min"], q["fit_m_max"], q["fit_n"] = str(tim["fit"]["m"][0]), str(tim["fit"]["m"][-1]), str(tim["fit"]["n"])
 

@@ -1,29 +1,80 @@
-"""report.write on a SYNTHETIC measurements dict: invented numbers that only exercise the rendering."""
+"""report.write on a SYNTHETIC measurements dict: invented numbers that only exercise the rendering.
+
+Every timing figure is {"median", "low", "high", "runs"} (normkit.bench), stated with the range the
+page may claim (normkit.claims: the runs' range, at least ±3 % of the median for GPU time, ±25 % for
+host cost, ±2 % for the copy bandwidth). The expected strings are worked out by hand in the comments.
+"""
 
 import json
 import re
 
+import pytest
+
 from rmsnorm import examples, exercise, report
 
-SYNTHETIC_US = {"fwd_reference": 50.0, "fwd_kernel": 60.0, "fwdbwd_reference": 200.0, "fwdbwd_kernel": 150.0}
+# the plots keep Chinese text as SVG text, drawn by the browser: matplotlib's font has no CJK glyphs
+pytestmark = pytest.mark.filterwarnings("ignore:Glyph .* missing from font")
+
+LANGS = ("", ".zh", ".vi")
+PROTOCOL = {"warmup_calls": 10, "samples": 20, "calls_per_sample": 10, "repeats": 3, "host_calls": 200,
+            "max_copies": 8}
+# SYNTHETIC GPU µs per complete call, (median, low, high)
+SYNTHETIC_US = {
+    "128x257_fp32": {"fwd_reference": (31.0, 30.8, 31.2), "fwd_torch": (6.2, 6.1, 6.3), "fwd_kernel": (6.4, 6.3, 6.5),
+                     "fwdbwd_reference": (120.0, 119.0, 121.0), "fwdbwd_torch": (12.0, 11.9, 12.1),
+                     "fwdbwd_kernel": (15.0, 14.9, 15.1)},
+    "4096x4096_fp16": {"fwd_reference": (210.0, 208.0, 212.0), "fwd_torch": (40.0, 39.8, 40.2),
+                       "fwd_kernel": (33.0, 32.8, 33.2), "fwdbwd_reference": (900.0, 890.0, 910.0),
+                       "fwdbwd_torch": (100.0, 99.0, 101.0), "fwdbwd_kernel": (95.0, 94.0, 96.0)},
+}
+# SYNTHETIC host µs per complete call at the small shape (its GPU time inside), (median, low, high)
+SYNTHETIC_HOST = {"fwd_reference": (60.0, 58.0, 62.0), "fwd_torch": (25.0, 24.0, 26.0), "fwd_kernel": (90.0, 85.0, 140.0),
+                  "fwdbwd_reference": (300.0, 290.0, 310.0), "fwdbwd_torch": (150.0, 140.0, 160.0),
+                  "fwdbwd_kernel": (330.0, 320.0, 340.0)}
+# SYNTHETIC fixed-cost fits: (fixed µs, GB/s), each (median, low, high); fwd_torch found no slope
+INF = float("inf")
+SYNTHETIC_FITS = {"fwd_reference": ((9.0, 8.9, 9.1), (1500.0, 1480.0, 1520.0)),
+                  "fwd_torch": ((3.1, 3.05, 3.15), (INF, 3000.0, INF)),
+                  "fwd_kernel": ((4.2, 4.1, 4.3), (3500.0, 3400.0, 3600.0)),
+                  "fwdbwd_reference": ((30.0, 29.0, 31.5), (1200.0, 1190.0, 1210.0)),
+                  "fwdbwd_torch": ((8.0, 7.9, 8.1), (2800.0, 2780.0, 2820.0)),
+                  "fwdbwd_kernel": ((10.5, 10.3, 10.7), (3100.0, 3050.0, 3150.0))}
+FIT_M = [256, 512, 1024, 2048, 4096]
+
+
+def fig(median, low, high):
+    """A SYNTHETIC figure of three repetitions."""
+    return {"median": median, "low": low, "high": high, "runs": [low, median, high]}
+
+
+def _entry(label, m, n, dtype, us):
+    element = {"float32": 4, "float16": 2}[dtype]
+    return {"label": label, "m": m, "n": n, "dtype": dtype, "large": label == "4096x4096_fp16",
+            "min_bytes": {"fwd": 2 * m * n * element, "fwdbwd": 5 * m * n * element},
+            "us": {key: fig(*value) for key, value in us.items()}}
 
 
 def synthetic_measurements():
-    shapes = []
-    for label, m, n, dtype, large in (("128x257_fp32", 128, 257, "float32", False),
-                                      ("4096x4096_fp16", 4096, 4096, "float16", True)):
-        shapes.append({"label": label, "m": m, "n": n, "dtype": dtype, "large": large, "us": dict(SYNTHETIC_US),
-                       "min_bytes": {"fwd": 2 * m * n * 2, "fwdbwd": 5 * m * n * 2}})
+    shapes = [_entry("128x257_fp32", 128, 257, "float32", SYNTHETIC_US["128x257_fp32"]),
+              _entry("4096x4096_fp16", 4096, 4096, "float16", SYNTHETIC_US["4096x4096_fp16"])]
+    points = [_entry(f"{m}x4096_fit", m, 4096, "float16",
+                     {key: (m / 64, m / 64 - 0.1, m / 64 + 0.1) for key in SYNTHETIC_HOST}) for m in FIT_M]
     per_q = [{"quantity": q, "dtype": d, "cases": 36, "failed_cases": 0, "max_abs_err": 1e-6, "worst_ratio": 0.1,
               "atol": 1e-5, "rtol": 1e-4} for q in ("y", "dx", "dgamma") for d in ("float32", "float16")]
+    copy = fig(4000.0, 3990.0, 4010.0)
+    timing = {"protocol": PROTOCOL, "shapes": shapes,
+              "fit": {"n": 4096, "dtype": "float16", "m": FIT_M, "points": points,
+                      "figures": {key: {"fixed_us": fig(*fixed), "gb_per_s": fig(*gbps)}
+                                  for key, (fixed, gbps) in SYNTHETIC_FITS.items()}},
+              "host": {"label": "128x257_fp32", "us": {key: fig(*value) for key, value in SYNTHETIC_HOST.items()}}}
     return {
-        "provenance": {"gpu": "Synthetic GPU", "copy_gb_per_s": 1000.0},
+        "provenance": {"gpu": "Synthetic GPU", "copy": copy, "copy_gb_per_s": copy["median"]},
         "results": {
             "examples": examples.all_examples(),
             "exercise": exercise.run_exercise(),
             "accuracy": {"cases": 72, "shapes": {"M": [1], "N": [1]}, "per_quantity_dtype": per_q,
                          "failures": [], "passed": True},
-            "timing": {"protocol": {"warmup_calls": 20, "samples": 50, "calls_per_sample": 20}, "shapes": shapes},
+            "timing": timing,
             "training": {"config": {"steps": 100, "batch": 32}, "initial_output_diff": 1e-7,
                          "initial_grad_diff": 5e-8, "kernel_forwards": 100, "kernel_backwards": 100,
                          "val_mse": {"reference": 0.5, "kernel": 0.5}, "test_mse": {"reference": 0.3, "kernel": 0.3},
@@ -32,41 +83,122 @@ def synthetic_measurements():
     }
 
 
+def _read(path):
+    return path.read_text(encoding="utf-8")
+
+
 def test_write_renders_every_file(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     names = {p.name for p in tmp_path.iterdir()}
-    tables = {f"{name}{lang}.md" for name in ("accuracy", "timing", "training") for lang in ("", ".zh", ".vi")}
-    quotes = {f"quotes{lang}.json" for lang in ("", ".zh", ".vi")}
-    plots = {f"timing{lang}.svg" for lang in ("", ".zh", ".vi")}
+    tables = {f"{name}{lang}.md" for name in ("accuracy", "timing", "cost", "training") for lang in LANGS}
+    quotes = {f"quotes{lang}.json" for lang in LANGS}
+    plots = {f"timing{lang}.svg" for lang in LANGS}
     assert names == tables | quotes | plots | {"examples.txt", "exercise.txt"}
-    # the same numbers in every language, in its words and its number format
-    zh = (tmp_path / "timing.zh.md").read_text(encoding="utf-8")
-    assert "| 4096×4096 float16 | 前向 | 50.00 | 60.00 | +20.0 % |" in zh and "内核" in zh
-    vi = (tmp_path / "timing.vi.md").read_text(encoding="utf-8")
-    assert "| 4096×4096 float16 | lượt xuôi | 50,00 | 60,00 | +20,0 % |" in vi
-    q = json.loads((tmp_path / "quotes.json").read_text())
+    assert "0.9999995" in _read(tmp_path / "examples.txt")
+    svg = _read(tmp_path / "timing.svg")
+    assert svg.lstrip().startswith("<?xml") and not re.search(r"<dc:date>", svg)
+    assert "<text" in svg and "F.rms_norm" in svg and "内核" in _read(tmp_path / "timing.zh.svg")
+
+
+def test_timing_table_states_figures_ranges_and_verdicts(tmp_path):
+    report.write(synthetic_measurements(), tmp_path)
+    table = _read(tmp_path / "timing.md")
+    assert ("| shape | scope | reference, GPU µs | `F.rms_norm`, GPU µs | kernel, GPU µs | kernel / reference "
+            "| kernel / `F.rms_norm` | kernel, % copy |") in table
+    # small shape, fwd: reference 31.0 (stated 30.07–31.93), torch 6.2 (6.014–6.386), kernel 6.4
+    # (6.208–6.592). reference / kernel = 31/6.4 = 4.84 (stated 4.70–4.99: one decimal), ranges apart;
+    # torch / kernel = 0.969 (stated 0.938–1.000), ranges overlap: on par. Not a large shape: no % of copy
+    assert ("| 128×257 float32 | fwd | 31.0 (30.0–32.0) | 6.2 (6.0–6.4) | 6.4 (6.2–6.6) | 4.8× · faster "
+            "| 0.97× · on par | — |") in table
+    # fwd+bwd: kernel 15.0 (14.55–15.45) above torch's 12.0 (11.64–12.36): slower, 12/15 = 0.80
+    assert ("| 128×257 float32 | fwd + bwd | 120 (116–124) | 12.0 (11.6–12.4) | 15.0 (14.5–15.5) | 8.0× · faster "
+            "| 0.80× · slower | — |") in table
+    # large shape, fwd: 2*4096*4096*2 = 67108864 B in 33 µs = 2033.6 GB/s = 50.8 % of 4000 (stated
+    # 49.3–52.4: units); 40/33 = 1.21 with the ranges apart
+    assert ("| 4096×4096 float16 | fwd | 210 (203–217) | 40 (38–42) | 33.0 (32.0–34.0) | 6.4× · faster "
+            "| 1.21× · faster | 51 % |") in table
+    # fwd+bwd: 5*4096*4096*2 B in 95 µs = 44.2 %; kernel 95 (92.15–97.85) against torch 100 (97–103): on par
+    assert ("| 4096×4096 float16 | fwd + bwd | 900 (870–930) | 100 (97–103) | 95 (92–98) | 9.5× · faster "
+            "| 1.05× · on par | 44 % |") in table
+    assert "10 warm-up replays, then the median of 20 samples of 10 replays; 3 repetitions" in table
+
+
+def test_cost_table_states_host_costs_and_fits(tmp_path):
+    report.write(synthetic_measurements(), tmp_path)
+    table = _read(tmp_path / "cost.md")
+    assert "| scope | provider | host µs, 128×257 float32 | fixed µs per call | GB/s at large sizes |" in table
+    # host 60, stated 45–75 (±25 %): tens; fixed 9.0 stated 8.73–9.27; 1500 GB/s stated 1455–1545: tens
+    assert "| fwd | reference | 60 (40–80) | 9.0 (8.7–9.3) | 1500 |" in table
+    # host 25 stated 18.75–31.25: units; fixed 3.1 stated 3.007–3.193: two decimals; no slope: no bandwidth
+    assert "| fwd | `F.rms_norm` | 25 (18–32) | 3.10 (3.00–3.20) | — |" in table
+    # host 90 with runs up to 140, wider than the floor: stated 67.5–140
+    assert "| fwd | kernel | 90 (60–140) | 4.2 (4.0–4.4) | 3500 |" in table
+    assert "| fwd + bwd | reference | 300 (220–380) | 30 (29–32) | 1200 |" in table
+    assert "| fwd + bwd | kernel | 330 (240–420) | 10.5 (10.1–10.9) | 3100 |" in table
+    assert "M = 256 … 4096, N = 4096, float16." in table
+    assert "the fastest of 200 plain calls" in table
+    vi = _read(tmp_path / "cost.vi.md")
+    assert "| 25 (18–32) | 3,10 (3,00–3,20) | — |" in vi  # Vietnamese: decimal comma
+
+
+def test_tables_in_every_language(tmp_path):
+    report.write(synthetic_measurements(), tmp_path)
+    zh = _read(tmp_path / "timing.zh.md")
+    # the words change, the numbers do not; a multiple is claims.text + "×" in every language
+    assert ("| 4096×4096 float16 | 前向 | 210 (203–217) | 40 (38–42) | 33.0 (32.0–34.0) | 6.4× · 更快 "
+            "| 1.21× · 更快 | 51 % |") in zh
+    vi = _read(tmp_path / "timing.vi.md")
+    assert ("| 128×257 float32 | lượt xuôi | 31,0 (30,0–32,0) | 6,2 (6,0–6,4) | 6,4 (6,2–6,6) | 4,8× · nhanh hơn "
+            "| 0,97× · ngang nhau | — |") in vi
+    accuracy = _read(tmp_path / "accuracy.md")
+    assert "| $y$ | float32 | 1e-05 | 0.0001 | 36 | 1.00e-06 | 0.100 | 0 |" in accuracy
+    assert "| $y$ | float32 | 1e-05 | 0,0001 | 36 | 1,00e-06 | 0,100 | 0 |" in _read(tmp_path / "accuracy.vi.md")
+    training = _read(tmp_path / "training.md")
+    assert "| 0.30000 | 0.30000 |" in training and "| 100 / 100 |" in training
+
+
+def test_quotes_are_the_tables_numbers(tmp_path):
+    report.write(synthetic_measurements(), tmp_path)
+    q = json.loads(_read(tmp_path / "quotes.json"))
     assert all(isinstance(v, str) for v in q.values())
-    assert q["fwd_diff_pct_128x257_fp32"] == "+20.0 %"
-    assert q["fwdbwd_diff_pct_128x257_fp32"] == "-25.0 %"
-    assert q["train_test_mse_kernel"] == "0.30000"
     assert q["gpu"] == "Synthetic GPU"
-    # 4096*4096*2*2 bytes in 60 us = 1118 GB/s, 112 % of the synthetic 1000 GB/s
-    assert q["fwd_kernel_gbps_4096x4096_fp16"] == "1118 GB/s"
-    assert q["fwd_kernel_pct_copy_4096x4096_fp16"] == "112 %"
-    timing_md = (tmp_path / "timing.md").read_text()
-    assert "| 4096×4096 float16 | fwd | 50.00 | 60.00 | +20.0 % |" in timing_md
-    assert "0.9999995" in (tmp_path / "examples.txt").read_text()
+    # copy 4000 with runs 3990–4010: the copy floor (±2 %) states 3920–4080
+    assert q["copy_gb_per_s"] == "4000 (3920–4080) GB/s"
+    assert q["fwd_kernel_us_128x257_fp32"] == "6.4 µs" and q["fwdbwd_reference_us_4096x4096_fp16"] == "900 µs"
+    assert q["fwd_kernel_pct_copy_4096x4096_fp16"] == "51 %"
+    # torch fwd, large: 67108864 B in 40 µs = 41.9 %; reference: in 210 µs = 7.99 % (stated 7.75–8.23)
+    assert q["fwd_torch_pct_copy_4096x4096_fp16"] == "42 %"
+    assert q["fwd_reference_pct_copy_4096x4096_fp16"] == "8.0 %"
+    assert "fwd_kernel_pct_copy_128x257_fp32" not in q  # the small shape is launch-bound: no % of copy
+    assert q["fwd_vs_reference_128x257_fp32"] == "4.8×" and q["fwd_vs_reference_verdict_128x257_fp32"] == "faster"
+    assert q["fwd_vs_torch_verdict_128x257_fp32"] == "on par"
+    assert q["fwdbwd_vs_torch_128x257_fp32"] == "0.80×" and q["fwdbwd_vs_torch_verdict_128x257_fp32"] == "slower"
+    assert q["fwdbwd_vs_torch_4096x4096_fp16"] == "1.05×" and q["fwdbwd_vs_torch_verdict_4096x4096_fp16"] == "on par"
+    # host costs (small shape) and fits
+    assert q["fwd_kernel_host_us"] == "90 µs" and q["fwdbwd_torch_host_us"] == "150 µs"
+    assert q["fwd_kernel_fixed_us"] == "4.2 µs" and q["fwd_torch_fixed_us"] == "3.10 µs"
+    assert q["fwd_torch_fit_gbps"] == "—" and q["fwdbwd_kernel_fit_gbps"] == "3100 GB/s"
+    assert q["host_shape"] == "128×257 float32"
+    assert (q["fit_m_min"], q["fit_m_max"], q["fit_n"]) == ("256", "4096", "4096")
+    assert (q["timing_samples"], q["timing_repeats"], q["timing_max_copies"]) == ("20", "3", "8")
+    assert q["floor_gpu"] == "3%" and q["floor_host"] == "25%"
+    assert q["train_test_mse_kernel"] == "0.30000"
+    zh = json.loads(_read(tmp_path / "quotes.zh.json"))
+    assert zh.keys() == q.keys()
+    assert zh["fwd_vs_reference_verdict_128x257_fp32"] == "更快" and zh["fwd_vs_reference_128x257_fp32"] == "4.8×"
+    vi = json.loads(_read(tmp_path / "quotes.vi.json"))
+    assert vi["fwd_reference_pct_copy_4096x4096_fp16"] == "8,0 %" and vi["fwd_torch_fixed_us"] == "3,10 µs"
 
 
-def test_svg_is_deterministic(tmp_path):
+def test_write_is_deterministic(tmp_path):
     report.write(synthetic_measurements(), tmp_path / "a")
     report.write(synthetic_measurements(), tmp_path / "b")
-    a, b = ((tmp_path / d / "timing.svg").read_text() for d in "ab")
-    assert a == b
-    assert not re.search(r"<dc:date>", a)
+    names = sorted(p.name for p in (tmp_path / "a").iterdir())
+    for name in names:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
 
 
-def test_page_placeholders_exist_in_quotes(tmp_path):
+def test_page_placeholders_exist_in_quotes():
     """Every {{ rmsnorm.KEY }} on the English page is a key report.quotes() produces."""
     import pathlib
 

@@ -1,0 +1,209 @@
+"""normkit.claims and the pure parts of normkit.bench (figure, fixed_cost_fit, figure_text): what a
+figure lets a page say. No CUDA. Every figure here is SYNTHETIC, made up to test the arithmetic and
+the wording only: none of it is a measurement and none of it is ever published."""
+
+import math
+
+import pytest
+
+from normkit import bench, claims
+from normkit.words import Words
+
+EN, ZH, VI = Words("en"), Words("zh"), Words("vi")
+
+
+def fig(median, low, high, runs=None):
+    """A SYNTHETIC figure; its runs are (low, median, high) unless given."""
+    return {"median": median, "low": low, "high": high, "runs": list(runs or (low, median, high))}
+
+
+# --- bench.figure, bench.figure_text, bench.protocol_record -------------------------------------------------
+
+def test_figure_is_the_median_and_the_range_of_its_runs_in_their_order():
+    assert bench.figure([3.0, 1.0, 2.0]) == {"median": 2.0, "low": 1.0, "high": 3.0, "runs": [3.0, 1.0, 2.0]}
+    assert bench.figure([5.0]) == {"median": 5.0, "low": 5.0, "high": 5.0, "runs": [5.0]}
+
+
+def test_figure_text_prints_the_median_and_the_range_with_two_decimals():
+    assert bench.figure_text(fig(11.434, 11.361, 11.539)) == "11.43 µs (11.36–11.54)"
+    assert bench.figure_text(fig(4227.3035, 4208.2436, 4229.3015), "GB/s") == "4227.30 GB/s (4208.24–4229.30)"
+
+
+def test_protocol_record_is_the_protocols_counts_and_the_rotation():
+    assert bench.protocol_record(bench.QUICK) == {"warmup_calls": 2, "samples": 3, "calls_per_sample": 2,
+                                                  "repeats": 3, "host_calls": 5, "max_copies": 2}
+    assert bench.protocol_record(bench.QUICK, copies=2)["copies"] == 2
+    assert bench.protocol_record(bench.PROTOCOL)["repeats"] == 3
+
+
+# --- stated ranges and their digits ---------------------------------------------------------------------
+
+def test_stated_range_is_the_runs_range_widened_to_the_floor():
+    # median 100, runs within ±0.1: the floor widens it to ±3 (GPU), ±25 (host), ±2 (copy)
+    tight = fig(100.0, 99.9, 100.1)
+    assert claims.stated(tight, "gpu") == pytest.approx((97.0, 103.0))
+    assert claims.stated(tight, "host") == pytest.approx((75.0, 125.0))
+    assert claims.stated(tight, "copy") == pytest.approx((98.0, 102.0))
+    # runs wider than the floor are kept as they are
+    wide = fig(10.0, 8.0, 13.0)
+    assert claims.stated(wide, "gpu") == (8.0, 13.0)
+
+
+def test_place_is_the_place_of_half_the_width():
+    assert claims.place(97.0, 103.0) == 0      # half width 3: units
+    assert claims.place(464.21, 492.93) == -1  # half width 14.4: tens
+    assert claims.place(0.9, 1.3) == 1         # half width 0.2: tenths
+    assert claims.place(1.94, 2.06) == 2       # half width 0.06: hundredths
+    assert claims.place(5.0, 5.0) == 2         # no width at all: two places
+
+
+def test_digits_follow_the_stated_range():
+    # 478.57 with runs ±14 (the floor adds little: ±14.36): tens are the last sure digit; the range
+    # is rounded outwards at the tens, 464.2 down to 460 and 492.9 up to 500
+    f = fig(478.57, 478.57 - 14, 478.57 + 14)
+    assert claims.text(f, "gpu", EN) == "480"
+    assert claims.range_text(f, "gpu", EN) == "460–500"
+    assert claims.with_range(f, "gpu", EN, " µs") == "480 µs (460–500)"
+
+
+def test_the_reproducibility_floor_widens_a_tight_range():
+    # the runs alone (±0.1) would support two decimals; the GPU floor (±3) leaves the units, the host
+    # floor (±25) the tens
+    tight = fig(100.0, 99.9, 100.1)
+    assert claims.with_range(tight, "gpu", EN) == "100 (97–103)"
+    assert claims.with_range(tight, "host", EN) == "100 (70–130)"
+
+
+def test_numbers_take_the_languages_format():
+    # median 12.345, runs within the floor: stated 11.975–12.715, half width 0.37: one decimal
+    f = fig(12.345, 12.3, 12.4)
+    assert claims.with_range(f, "gpu", EN, " µs") == "12.3 µs (11.9–12.8)"
+    assert claims.with_range(f, "gpu", VI, " µs") == "12,3 µs (11,9–12,8)"  # Vietnamese: decimal comma
+    assert claims.with_range(f, "gpu", ZH) == "12.3 (11.9–12.8)"
+    # large numbers: Vietnamese groups five digits and more with a no-break space
+    big = fig(12345.0, 12340.0, 12350.0)
+    assert claims.with_range(big, "copy", VI) == "12\u00a0300 (12\u00a0000–12\u00a0600)"
+
+
+def test_a_fit_without_a_slope_prints_a_dash():
+    no_slope = fig(math.inf, 900.0, math.inf)
+    assert claims.text(no_slope, "gpu", EN) == "—"
+    assert claims.range_text(no_slope, "gpu", EN) == "—"
+    assert claims.with_range(no_slope, "gpu", EN) == "— (—)"
+
+
+def test_a_range_end_on_the_place_is_not_moved():
+    # median 10, runs ±1%: stated 9.7–10.3 (the GPU floor), half width 0.3: one decimal
+    assert claims.range_text(fig(10.0, 9.9, 10.1), "gpu", EN) == "9.7–10.3"
+
+
+# --- transforms and ratios ------------------------------------------------------------------------------
+
+def test_transform_of_a_decreasing_function_swaps_low_and_high():
+    # a time in µs becomes GB/s of 1000 bytes... per ns: the slowest run gives the lowest bandwidth
+    time_us = fig(10.0, 8.0, 12.5, runs=[8.0, 10.0, 12.5])
+    gbps = claims.transform(time_us, lambda us: 1000.0 / us)
+    assert gbps == {"median": 100.0, "low": 80.0, "high": 125.0, "runs": [125.0, 100.0, 80.0]}
+    # an increasing function keeps them in place
+    assert claims.transform(time_us, lambda us: 2 * us) == {"median": 20.0, "low": 16.0, "high": 25.0,
+                                                            "runs": [16.0, 20.0, 25.0]}
+
+
+def test_ratio_pairs_the_runs_and_takes_both_ranges_ends():
+    a = fig(20.0, 18.0, 24.0, runs=[18.0, 20.0, 24.0])
+    b = fig(10.0, 8.0, 12.0, runs=[12.0, 10.0, 8.0])
+    assert claims.ratio(a, b) == {"median": 2.0, "low": 1.5, "high": 3.0, "runs": [1.5, 2.0, 3.0]}
+
+
+def test_stated_ratio_reads_both_stated_ranges():
+    # a: stated 18–24 (its runs), b: stated 9.7–10.3 (the floor)
+    a = fig(20.0, 18.0, 24.0)
+    b = fig(10.0, 9.9, 10.1)
+    median, low, high = claims.stated_ratio(a, b, "gpu")
+    assert (median, low, high) == pytest.approx((2.0, 18.0 / 10.3, 24.0 / 9.7))
+
+
+# --- verdicts -------------------------------------------------------------------------------------------
+
+def test_compare_is_on_par_when_the_stated_ranges_overlap():
+    a = fig(100.0, 99.0, 101.0)   # stated 97–103
+    near = fig(104.0, 103.5, 104.5)  # stated 100.88–107.12: overlaps
+    far = fig(110.0, 109.0, 111.0)   # stated 106.7–113.3: apart
+    assert claims.compare(a, near, "gpu") == "on_par"
+    assert claims.compare(near, a, "gpu") == "on_par"
+    assert claims.compare(a, far, "gpu") == "lower"
+    assert claims.compare(far, a, "gpu") == "higher"
+    # the host floor (±25%) is wide: the same figures are on par as host costs
+    assert claims.compare(a, far, "host") == "on_par"
+
+
+def test_against_reads_the_target_from_the_stated_range():
+    f = fig(100.0, 99.0, 101.0)  # stated 97–103
+    assert claims.against(f, 90.0, "gpu") == "met"
+    assert claims.against(f, 110.0, "gpu") == "missed"
+    assert claims.against(f, 100.0, "gpu") == "within"
+    assert claims.against(f, 102.0, "gpu") == "within"  # above the median, inside the range: cannot tell
+
+
+def test_typical_is_the_median_figure_by_median():
+    figs = [fig(m, m, m) for m in (30.0, 10.0, 20.0)]
+    assert claims.typical(figs)["median"] == 20.0
+    four = [fig(m, m, m) for m in (40.0, 10.0, 30.0, 20.0)]
+    assert claims.typical(four)["median"] == 20.0  # an even count: the lower of the two middle ones
+
+
+# --- the fixed-cost fit ---------------------------------------------------------------------------------
+
+def test_fixed_cost_fit_recovers_fixed_cost_and_bandwidth():
+    # SYNTHETIC exact points: time_us = 5 + bytes / 2e6, i.e. 5 µs fixed and 2e6 bytes per µs = 2000 GB/s
+    sizes = (1e6, 4e6, 16e6, 64e6)
+    points = [(b, bench.figure([5 + b / 2e6] * 3)) for b in sizes]
+    fit = bench.fixed_cost_fit(points)
+    assert set(fit) == {"fixed_us", "gb_per_s"}
+    assert fit["fixed_us"]["runs"] == pytest.approx([5.0] * 3)
+    assert fit["gb_per_s"]["runs"] == pytest.approx([2000.0] * 3)
+    assert fit["fixed_us"]["median"] == pytest.approx(5.0) and fit["gb_per_s"]["median"] == pytest.approx(2000.0)
+
+
+def test_fixed_cost_fit_is_one_fit_per_repetition():
+    # SYNTHETIC: the i-th run of every point has a fixed cost of 4, 5 or 6 µs, the same 2000 GB/s
+    sizes = (1e6, 4e6, 16e6)
+    points = [(b, {"median": 5 + b / 2e6, "low": 4 + b / 2e6, "high": 6 + b / 2e6,
+                   "runs": [f + b / 2e6 for f in (6.0, 4.0, 5.0)]}) for b in sizes]
+    fit = bench.fixed_cost_fit(points)
+    assert fit["fixed_us"]["runs"] == pytest.approx([6.0, 4.0, 5.0])
+    assert (fit["fixed_us"]["median"], fit["fixed_us"]["low"], fit["fixed_us"]["high"]) == pytest.approx((5.0, 4.0, 6.0))
+    assert fit["gb_per_s"]["runs"] == pytest.approx([2000.0] * 3)
+
+
+def test_fixed_cost_fit_without_a_slope_has_no_bandwidth():
+    flat = [(b, bench.figure([7.0, 7.0, 7.0])) for b in (1e6, 2e6)]
+    fit = bench.fixed_cost_fit(flat)
+    assert fit["fixed_us"]["median"] == pytest.approx(7.0)
+    assert fit["gb_per_s"]["median"] == math.inf
+    assert claims.text(fit["gb_per_s"], "gpu", EN) == "—"
+
+
+def test_fixed_cost_fit_needs_two_sizes():
+    one_size = [(1e6, bench.figure([5.5] * 3)), (1e6, bench.figure([5.6] * 3))]
+    with pytest.raises(ValueError, match="two sizes"):
+        bench.fixed_cost_fit(one_size)
+
+
+# --- the words around the figures -----------------------------------------------------------------------
+
+def test_floor_quotes_state_the_floors():
+    assert claims.floor_quotes(EN) == {"floor_gpu": "3%", "floor_host": "25%", "floor_copy": "2%"}
+
+
+def test_protocol_text_states_the_record_and_the_floor():
+    record = bench.protocol_record(bench.QUICK)
+    gpu = claims.protocol_text(record, EN)
+    assert "2 warm-up replays, then the median of 3 samples of 2 replays; 3 repetitions" in gpu
+    assert "±3 %" in gpu and "up to 2 copies" in gpu
+    host = claims.protocol_text(record, EN, "host")
+    assert "the fastest of 5 plain calls" in host and "±25 %" in host
+    # every language gets the same counts
+    for t in (ZH, VI):
+        text = claims.protocol_text(record, t)
+        assert all(str(n) in text for n in (2, 3)) and "±3" in text
