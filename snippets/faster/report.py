@@ -26,6 +26,7 @@ salt, sorted keys.
 
 import json
 import math
+import warnings
 from pathlib import Path
 
 import matplotlib
@@ -36,6 +37,10 @@ from normkit.words import ENGLISH, LANGUAGES, Words
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+# Chinese labels: matplotlib's own font has no CJK glyphs, but the plots keep their text as SVG text,
+# drawn by the reader's browser with its fonts, so matplotlib's warning about them is beside the point.
+warnings.filterwarnings("ignore", message="Glyph .* missing from font", category=UserWarning)
 
 OPS = {"layernorm": "ln", "rmsnorm": "rms"}
 PROVIDERS = ("fast", "teaching", "torch", "compile", "liger")
@@ -176,25 +181,18 @@ def small_md(res, op, t):
     return "\n".join(out) + "\n"
 
 
-def _bound(p):
-    """What limits one call: the host where its host time's range lies above the kernels', the GPU
-    below it, both where the ranges overlap."""
-    (h_lo, h_hi), (g_lo, g_hi) = claims.stated(p["host_us_per_call"], "host"), claims.stated(p["gpu_us_per_call"], "gpu")
-    return "host" if h_lo > g_hi else "gpu" if h_hi < g_lo else "both"
-
-
 def profile_md(res, op, t):
     rows = [p for p in res["profile"] if p["op"] == op]
     out = [f"**{t('fwdbwd')}** · {res['dtype']}", "",
-           f"| {t('shape')} | {t('provider')} | {t('host_us')} | {t('kernels_us')} | {t('launches')} | {t('bound')} |",
-           "|---|---|--:|--:|--:|---|"]
+           f"| {t('shape')} | {t('provider')} | {t('host_us')} | {t('kernels_us')} | {t('launches')} |",
+           "|---|---|--:|--:|--:|"]
     for p in rows:
         if "error" in p:
             continue
         out.append(f"| {_shape_text(p['M'], p['N'])} | `{NAMES[op][p['provider']]}` | "
                    f"{claims.with_range(p['host_us_per_call'], 'host', t)} | "
                    f"{claims.with_range(p['gpu_us_per_call'], 'gpu', t)} | "
-                   f"{t.number(p['launches_per_call'], '.0f')} | {t('bound_' + _bound(p))} |")
+                   f"{t.number(p['launches_per_call'], '.0f')} |")
     out += ["", t("profile_protocol").format(repeats=res["protocol"]["repeats"])]
     return "\n".join(out) + "\n"
 
@@ -315,9 +313,10 @@ def sweep_svg(res, op, gpu, copy, path, t=ENGLISH):
         plt.close(fig)
 
 
-def _worst(points, key):
-    """(N, figures) of the lowest median."""
-    return min(points, key=lambda point: point[1][key]["median"])
+def _lowest(points, key):
+    """The figure with the lowest median over the sweep (which width it is can change between builds
+    where two widths are on par, so the pages name the widths that miss a target instead)."""
+    return min((figs[key] for _, figs in points), key=lambda fig: fig["median"])
 
 
 def sweep_md(res, op, copy, t):
@@ -325,14 +324,13 @@ def sweep_md(res, op, copy, t):
     cols = [n for n in SHOW_N if any(n == m for points in series.values() for m, _ in points)]
     out = [f"**{t('sweep_gpu')}** · {t('fwd')} / {t('fwdbwd')}, {t('pct_copy')} · M = {_total_text(res['sweep_total'])}"
            f" / N · {res['dtype']}", "",
-           f"| {t('provider')} | " + " | ".join(f"N = {n}" for n in cols) + f" | {t('worst_n')} |",
+           f"| {t('provider')} | " + " | ".join(f"N = {n}" for n in cols) + f" | {t('lowest')} |",
            "|---|" + "--:|" * len(cols) + "--:|"]
     for name, points in series.items():
         at = dict(points)
         cells = [f"{claims.text(at[n]['fwd'], 'gpu', t)} / {claims.text(at[n]['fwd_bwd'], 'gpu', t)}"
                  if n in at else "—" for n in cols]
-        n_worst, worst = _worst(points, "fwd_bwd")
-        cells.append(f"N = {n_worst}: {claims.text(worst['fwd'], 'gpu', t)} / {claims.text(worst['fwd_bwd'], 'gpu', t)}")
+        cells.append(f"{claims.text(_lowest(points, 'fwd'), 'gpu', t)} / {claims.text(_lowest(points, 'fwd_bwd'), 'gpu', t)}")
         out.append(f"| `{NAMES[op][name]}` | " + " | ".join(cells) + " |")
     out += ["", claims.protocol_text(res["protocol"], t)]
     return "\n".join(out) + "\n"
@@ -361,9 +359,7 @@ def _sweep_quotes(res, op, p, copy, t, q):
     series = _series(res, op, copy)
     for name, points in series.items():
         for key, _ in MODES:
-            n_worst, worst = _worst(points, key)
-            q[f"{p}_{name}_gpu_worst_{_short(key)}_n"] = str(n_worst)
-            q[f"{p}_{name}_gpu_worst_{_short(key)}_pct"] = _pct(worst[key], t)
+            q[f"{p}_{name}_gpu_lowest_{_short(key)}_pct"] = _pct(_lowest(points, key), t)
             for n, figs in points:
                 q[f"{p}_{name}_gpu_{_short(key)}_pct_n{n}"] = _pct(figs[key], t)
             q[f"{p}_{name}_gpu_{_short(key)}_pct_typical"] = _pct(claims.typical([f[key] for _, f in points]), t)
@@ -373,6 +369,9 @@ def _sweep_quotes(res, op, p, copy, t, q):
         for key, targets in (("fwd", {n: goal["fwd"] for n in fast}), ("fwd_bwd", {n: _sweep_target(res, n) for n in fast})):
             for verdict, count in _counts([(fast[n][key], targets[n]) for n in fast]).items():
                 q[f"{p}_sweep_{_short(key)}_{verdict}"] = str(count)
+            for verdict in ("missed", "within"):
+                widths = [n for n in fast if claims.against(fast[n][key], targets[n], "gpu") == verdict]
+                q[f"{p}_sweep_{_short(key)}_{verdict}_n"] = t("list_separator").join(map(str, widths)) or t("none")
         q[f"{p}_sweep_count"] = str(len(fast))
         # N at which another provider is faster than the fast path (fwd+bwd GPU time, ranges apart)
         rows = _sweep_rows(res, op)
@@ -467,7 +466,6 @@ def quotes(measurements, t=ENGLISH):
             q[f"{p}_{name}_host_us_{s}"] = _us(host, t, "host")
             q[f"{p}_{name}_gpu_us_{s}"] = _us(gpu, t)
             q[f"{p}_{name}_launches_{s}"] = t.number(pr["launches_per_call"], ".0f")
-            q[f"{p}_{name}_bound_{s}"] = t("bound_" + _bound(pr))
             if name == "fast":
                 for part, marker in (("fwd", "fwd_kernel"), ("bwd", "bwd_kernel"), ("reduce", "sum_partials")):
                     runs = [sum(k["us_per_call"]["runs"][i] for k in pr["kernels"] if marker in k["kernel"])

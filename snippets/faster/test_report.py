@@ -5,7 +5,7 @@ The synthetic data set has the layout of faster.benchmark.measure() (see a quick
 measurements.json): every GPU time and host cost a figure {"median", "low", "high", "runs"}, the
 copy bandwidth a figure in the provenance. GPU times are made from chosen percentages of a 4000 GB/s
 copy, so that the expected strings (worked out by hand in the comments) read in percent: a figure's
-stated range is its runs' range, at least ±3 % of the median (GPU time), ±25 % (host cost) or ±2 %
+stated range is its runs' range, at least ±3 % of the median (GPU time), ±60 % (host cost) or ±2 %
 (copy bandwidth), and its digits are the ones that range supports (normkit.claims).
 """
 
@@ -219,32 +219,32 @@ def test_small_table_keeps_gpu_time_and_host_cost_apart(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     small = _read(tmp_path / "layernorm-small.md")
     assert small.startswith("**128×257 float32** · µs per call")
-    # GPU 4.2 (stated 4.074–4.326) and 8.4 (8.148–8.652); host 82 (stated ±25 %: 61.5–102.5, tens)
-    # and 310 (232.5–387.5)
-    assert "| `layer_norm_fast` | 4.2 (4.0–4.4) | 8.4 (8.1–8.7) | 80 (60–110) | 310 (230–390) |" in small
-    assert "| `layer_norm` | 5.5 (5.3–5.7) | 13.2 (12.8–13.6) | 130 (90–170) | 390 (290–490) |" in small
-    # host 153: stated 114.75–191.25, tens: 150 (110–200)
-    assert "| `F.layer_norm` | 5.2 (5.0–5.4) | 8.8 (8.5–9.1) | 31 (23–39) | 150 (110–200) |" in small
+    # GPU 4.2 (stated 4.074–4.326) and 8.4 (8.148–8.652); host 82 (stated ±60 %: 32.8–131.2, tens)
+    # and 310 (124–496, hundreds)
+    assert "| `layer_norm_fast` | 4.2 (4.0–4.4) | 8.4 (8.1–8.7) | 80 (30–140) | 300 (100–500) |" in small
+    assert "| `layer_norm` | 5.5 (5.3–5.7) | 13.2 (12.8–13.6) | 130 (50–210) | 400 (100–700) |" in small
+    # host 153: stated 61.2–244.8, tens: 150 (60–250)
+    assert "| `F.layer_norm` | 5.2 (5.0–5.4) | 8.8 (8.5–9.1) | 30 (10–50) | 150 (60–250) |" in small
     assert "Liger" not in small
     assert "the fastest of 200 plain calls" in small
     vi = _read(tmp_path / "rmsnorm-small.vi.md")
-    assert "| `rms_norm_fast` | 4,2 (4,0–4,4) | 8,4 (8,1–8,7) | 80 (60–110) | 310 (230–390) |" in vi
+    assert "| `rms_norm_fast` | 4,2 (4,0–4,4) | 8,4 (8,1–8,7) | 80 (30–140) | 300 (100–500) |" in vi
 
 
 def test_profile_and_dw_tables(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     profile = _read(tmp_path / "layernorm-profile.md")
-    # fast at 4096: host 900 (stated 675–1125) lies above the kernels' 400 (388–412): host-bound
-    assert "| 32768×4096 | `layer_norm_fast` | 900 (600–1200) | 400 (380–420) | 3 | host |" in profile
-    # torch at 4096: host 150 (112.5–187.5) under GPU 600 (582–618): GPU-bound
-    assert "| 32768×4096 | `F.layer_norm` | 150 (110–190) | 600 (580–620) | 3 | GPU |" in profile
-    # fast at 8192: host 520 (390–650; hundreds: 500) under GPU 780 (756.6–803.4)
-    assert "| 32768×8192 | `layer_norm_fast` | 500 (300–700) | 780 (750–810) | 3 | GPU |" in profile
-    # torch at 8192: host 700 (525–875) and GPU 800 (776–824) overlap
-    assert "| 32768×8192 | `F.layer_norm` | 700 (500–900) | 800 (770–830) | 3 | neither (ranges overlap) |" in profile
+    # fast at 4096: host 900 (stated ±60 %: 360–1440, hundreds), kernels 400 (388–412); no verdict column
+    assert "| 32768×4096 | `layer_norm_fast` | 900 (300–1500) | 400 (380–420) | 3 |" in profile
+    # torch at 4096: host 150 (60–240, tens), GPU 600 (582–618)
+    assert "| 32768×4096 | `F.layer_norm` | 150 (60–240) | 600 (580–620) | 3 |" in profile
+    # fast at 8192: host 520 (208–832; hundreds: 500), GPU 780 (756.6–803.4)
+    assert "| 32768×8192 | `layer_norm_fast` | 500 (200–900) | 780 (750–810) | 3 |" in profile
+    # torch at 8192: host 700 (280–1120), GPU 800 (776–824)
+    assert "| 32768×8192 | `F.layer_norm` | 700 (200–1200) | 800 (770–830) | 3 |" in profile
     assert "3 repetitions, shown as median (range)" in profile
     rms = _read(tmp_path / "rmsnorm-profile.zh.md")
-    assert "| 32768×4096 | `rms_norm_fast` | 900 (600–1200) | 400 (380–420) | 3 | 主机端 |" in rms
+    assert "| 32768×4096 | `rms_norm_fast` | 900 (300–1500) | 400 (380–420) | 3 |" in rms
     assert "32768×8192 | `F.rms_norm`" not in rms  # its profile failed: no row
     dw = _read(tmp_path / "dw-error.md")
     assert dw.startswith("**LayerNorm** · 32768×4096 bfloat16 · largest |dW| = 600")
@@ -260,12 +260,12 @@ def test_sweep_and_dtype_tables(tmp_path):
     sweep = _read(tmp_path / "layernorm-sweep.md")
     assert "M = 2²⁷ / N · bfloat16" in sweep
     # the columns: the shown widths that were measured (2048 is measured but not shown)
-    assert "| provider | N = 1024 | N = 4096 | N = 8192 | N = 16384 | worst N (fwd / fwd+bwd) |" in sweep
-    # every N moves 2*2^27*2 B forward: the percentages are the synthetic ones; worst fwd+bwd at 16384
-    assert "| `layer_norm_fast` | 91 / 80 | 95 / 88 | 96 / 84 | 94 / 78 | N = 16384: 94 / 78 |" in sweep
+    assert "| provider | N = 1024 | N = 4096 | N = 8192 | N = 16384 | lowest over the sweep (fwd / fwd+bwd) |" in sweep
+    # every N moves 2*2^27*2 B forward: the percentages are the synthetic ones; the lowest of each pass last
+    assert "| `layer_norm_fast` | 91 / 80 | 95 / 88 | 96 / 84 | 94 / 78 | 91 / 78 |" in sweep
     # under 33 % the stated range (±3 %) is narrower than 1: one decimal
-    assert "| `layer_norm` | 35 / 20.0 | 35 / 24.0 | 35 / 26.0 | 35 / 18.0 | N = 16384: 35 / 18.0 |" in sweep
-    assert "| `torch.compile` | — | — | — | — | N = 2048: 97 / 95 |" in sweep
+    assert "| `layer_norm` | 35 / 20.0 | 35 / 24.0 | 35 / 26.0 | 35 / 18.0 | 35 / 18.0 |" in sweep
+    assert "| `torch.compile` | — | — | — | — | 97 / 95 |" in sweep
     assert "torch.compile" not in _read(tmp_path / "rmsnorm-sweep.md")
     dtypes = _read(tmp_path / "layernorm-dtypes.md")
     # fp32 at half the rows moves the same bytes; sorted by N, dtype, provider
@@ -283,7 +283,7 @@ def test_quotes_are_strings_the_pages_can_quote(tmp_path):
     assert (q["target_fwd"], q["target_fwdbwd"], q["sweep_total"]) == ("92%", "85%", "2^{27}")
     assert (q["sweep_n_min"], q["sweep_n_max"], q["sweep_n_count"]) == ("1024", "16384", "5")
     assert (q["timing_samples"], q["timing_repeats"], q["timing_host_calls"]) == ("20", "3", "200")
-    assert q["floor_gpu"] == "3%" and q["floor_host"] == "25%"
+    assert q["floor_gpu"] == "3%" and q["floor_host"] == "60%"
     # minimum traffic at 32768x4096 bf16: 2*M*N*2 B = 537 MB, 134 µs at 4000 GB/s; fwd+bwd 1342 MB, 336 µs
     assert q["ln_min_fwd_mb_32768x4096"] == "537" and q["ln_min_fwd_us_32768x4096"] == "134"
     assert q["ln_min_fwdbwd_mb_32768x4096"] == "1342" and q["ln_min_fwdbwd_us_32768x4096"] == "336"
@@ -309,8 +309,9 @@ def test_quotes_are_strings_the_pages_can_quote(tmp_path):
     assert q["ln_prefetch_32768x4096"] == "PREFETCH=1" and q["ln_bwd_programs_32768x4096"] == "200"
     # the profile
     assert q["ln_fast_host_us_32768x4096"] == "900" and q["ln_fast_gpu_us_32768x4096"] == "400"
-    assert q["ln_fast_launches_32768x4096"] == "3" and q["ln_fast_bound_32768x4096"] == "host"
-    assert q["ln_torch_bound_32768x4096"] == "GPU" and q["ln_torch_bound_32768x8192"] == "neither (ranges overlap)"
+    assert q["ln_fast_launches_32768x4096"] == "3"
+    # no "limited by" verdict: the profile's host time is too noisy for one (notes/timing.md)
+    assert not any("_bound_" in key for key in q)
     # each kernel's time per repetition, summed by name: fwd 99/100/102, bwd 290/295/297, reduce 4.9/5.0/5.1
     assert q["ln_fast_fwd_kernel_us_32768x4096"] == "100" and q["ln_fast_bwd_kernel_us_32768x4096"] == "295"
     assert q["ln_fast_reduce_kernel_us_32768x4096"] == "5.0" and q["rms_fast_reduce_kernel_us_32768x8192"] == "10.0"
@@ -318,9 +319,10 @@ def test_quotes_are_strings_the_pages_can_quote(tmp_path):
     # the launch-bound shape: GPU time 5.2 / 4.2 = 1.24 (ranges apart), 8.8 / 8.4 = 1.05 (ranges overlap);
     # host cost 31 / 82 = 0.38: the fast path costs the host more
     assert q["small_shape"] == "128×257" and q["small_dtype"] == "float32"
-    assert q["ln_fast_small_fwd_gpu_us"] == "4.2" and q["ln_fast_small_fwdbwd_host_us"] == "310"
+    assert q["ln_fast_small_fwd_gpu_us"] == "4.2" and q["ln_fast_small_fwdbwd_host_us"] == "300"
     assert q["ln_small_fwd_gpu_vs_torch"] == "1.24×" and q["ln_small_fwd_gpu_verdict"] == "faster"
     assert q["ln_small_fwdbwd_gpu_vs_torch"] == "1.05×" and q["ln_small_fwdbwd_gpu_verdict"] == "on par"
+    # host 82 against 31, paired: a ratio of 2.6, far from 1 even at ±20 %: slower
     assert q["ln_small_fwd_host_vs_torch"] == "0.38×" and q["ln_small_fwd_host_verdict"] == "slower"
     # dW error
     assert q["dw_lock_vs_fast"] == "7.00×" and q["dw_lock_buffer_in_input_dtype_rel"] == "2.0e-2"
@@ -333,8 +335,8 @@ def test_sweep_quotes_count_targets_from_the_stated_ranges(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     q = json.loads(_read(tmp_path / "quotes.json"))
     assert q["ln_fast_gpu_fwd_pct_n1024"] == "91%" and q["ln_fast_gpu_fwdbwd_pct_n4096"] == "88%"
-    assert q["ln_fast_gpu_worst_fwd_n"] == "1024" and q["ln_fast_gpu_worst_fwd_pct"] == "91%"
-    assert q["ln_fast_gpu_worst_fwdbwd_n"] == "16384" and q["ln_fast_gpu_worst_fwdbwd_pct"] == "78%"
+    assert q["ln_fast_gpu_lowest_fwd_pct"] == "91%" and q["ln_fast_gpu_lowest_fwdbwd_pct"] == "78%"
+    assert not any("worst" in key for key in q)  # which width is lowest can change between builds
     # fwd+bwd 80, 86, 88, 84, 78: the median is 84
     assert q["ln_fast_gpu_fwdbwd_pct_typical"] == "84%"
     assert q["ln_teaching_gpu_fwdbwd_pct_typical"] == "22.0%"

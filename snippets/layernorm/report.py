@@ -79,7 +79,7 @@ def fixed_cost_markdown(results, t):
         for provider, name in PROVIDERS.items():
             fit = results["fits"][f"{mode}/{provider}"]
             host = results["host"][f"{mode}/{provider}"]
-            out.append(f"| {t(short)} | {name} | {claims.with_range(fit['fixed_us'], 'gpu', t)} "
+            out.append(f"| {t(short)} | {name} | {claims.fixed_cost_text(fit['fixed_us'], t, with_spread=True)} "
                        f"| {claims.text(fit['gb_per_s'], 'gpu', t)} | {claims.with_range(host, 'host', t)} |")
     out += ["", t("fit_caption") + ". " + claims.protocol_text(results["protocol"], t),
             "", claims.protocol_text(results["protocol"], t, "host")]
@@ -128,7 +128,7 @@ def quotes(results, provenance, t=ENGLISH):
             q[f"{short}_{verdict}_count"] = str(count)
         for provider in PROVIDERS:
             fit = results["fits"][f"{mode}/{provider}"]
-            q[f"{short}_{provider}_fixed_us"] = claims.text_with_unit(fit["fixed_us"], "gpu", t, " µs")
+            q[f"{short}_{provider}_fixed_us"] = claims.fixed_cost_text(fit["fixed_us"], t, " µs")
             q[f"{short}_{provider}_fit_gbps"] = claims.text_with_unit(fit["gb_per_s"], "gpu", t, " GB/s")
             q[f"{short}_{provider}_host_us"] = claims.text(results["host"][f"{mode}/{provider}"], "host", t) + " µs"
     q |= claims.floor_quotes(t)

@@ -38,11 +38,6 @@ class Protocol:
 PROTOCOL = Protocol()
 QUICK = Protocol(warmup_calls=2, samples=3, calls_per_sample=2, repeats=3, host_calls=5, max_copies=2)
 
-# How far one figure moved between two GPU builds of one commit (notes/gpu-build.md): the spread a
-# page states is the repetitions' range, widened to at least this share of the median on each side.
-# Host costs move far more than GPU time on a shared host.
-REPRODUCIBILITY = {"gpu": 0.03, "host": 0.25, "copy": 0.02}
-
 
 def median_call_ms(fn, warmup_calls=20, samples=50, calls_per_sample=20):
     """Median time of one call of fn, in milliseconds, measured with CUDA events.

@@ -1,7 +1,7 @@
 """What a figure lets a page say: its stated range, the digits that range supports, and verdicts.
 
 A figure is normkit.bench's {"median", "low", "high", "runs"}. Its stated range is the range of its
-repetitions, widened to at least bench.REPRODUCIBILITY of the median on each side (what moved between
+repetitions, widened to at least REPRODUCIBILITY of the median on each side (what moved between
 two builds of one commit); every number a page quotes is rounded to the place of that range, and
 every comparison is read from two stated ranges:
 
@@ -14,7 +14,17 @@ every comparison is read from two stated ranges:
 
 import math
 
-from normkit.bench import REPRODUCIBILITY
+# How far one figure may move between two GPU builds of one commit: the range a page states is the
+# repetitions' range, widened to at least this share of the median on each side. Measured
+# (notes/timing.md): GPU time moved by at most 2.1 % (median 0.2 %) between two builds on the H200,
+# and earlier builds on other machines by about 2 points of the copy bandwidth; the copy itself by
+# 1.2 %; host costs by up to 1.6x between two builds on the same machine.
+REPRODUCIBILITY = {"gpu": 0.03, "host": 0.6, "copy": 0.02}
+# Host costs are compared within one build, repetition by repetition (the i-th runs of both were taken in
+# the same pass, on the same host's state): the ratio of two host costs moved by 12 % between the two
+# builds while each cost moved by up to 1.6x, so a host comparison reads their paired ratio, widened to
+# at least this share on each side.
+PAIRED_RATIO = {"host": 0.2}
 
 
 def stated(fig, kind):
@@ -29,7 +39,11 @@ def place(low, high):
     return -math.floor(math.log10(half)) if half > 0 else 2
 
 
-def _round(value, places, how=round):
+def _half_up(x):
+    return math.floor(x + 0.5)  # 2.5 -> 3, as a reader rounds (Python's round() gives 2)
+
+
+def _round(value, places, how=_half_up):
     unit = 10.0 ** -places
     # the quotient first rounded to 9 places: 9.7 / 0.1 is 96.99999999999999, which floor() would
     # otherwise take to 96
@@ -58,6 +72,8 @@ def range_text(fig, kind, t):
         return "—"
     low, high = stated(fig, kind)
     places = place(low, high)
+    if low > 0 and _round(low, places, math.floor) <= 0:
+        places += 1  # a wide range of a positive figure: its low end one digit finer, never "0"
     lo = _digits(_round(low, places, math.floor), places, t)
     hi = _digits(_round(high, places, math.ceil), places, t)
     return f"{lo}–{hi}"
@@ -67,6 +83,14 @@ def text_with_unit(fig, kind, t, unit):
     """text() followed by its unit, or "—" alone where there is no number."""
     value = text(fig, kind, t)
     return value if value == "—" else value + unit
+
+
+def fixed_cost_text(fig, t, unit="", with_spread=False):
+    """A fitted fixed cost: "—" where the fit's intercept is not positive (the time grew faster than
+    the bytes, so the line says nothing about a fixed cost)."""
+    if not (_finite(fig) and fig["median"] > 0):
+        return "—"
+    return with_range(fig, "gpu", t, unit) if with_spread else text(fig, "gpu", t) + unit
 
 
 def with_range(fig, kind, t, unit=""):
@@ -94,7 +118,14 @@ def stated_ratio(a, b, kind):
 
 
 def compare(a, b, kind):
-    """"lower" where a's whole stated range lies under b's, "higher" above it, else "on_par"."""
+    """"lower" where a's whole stated range lies under b's, "higher" above it, else "on_par".
+
+    Host costs (PAIRED_RATIO) are compared by the range of their paired ratio a / b against 1 instead."""
+    if kind in PAIRED_RATIO:
+        r = ratio(a, b)
+        margin = PAIRED_RATIO[kind] * r["median"]
+        low, high = min(min(r["runs"]), r["median"] - margin), max(max(r["runs"]), r["median"] + margin)
+        return "lower" if high < 1 else "higher" if low > 1 else "on_par"
     (a_lo, a_hi), (b_lo, b_hi) = stated(a, kind), stated(b, kind)
     if a_hi < b_lo:
         return "lower"

@@ -89,7 +89,7 @@ def cost_md(tim, t):
         for impl in IMPLEMENTATIONS:
             f = fit["figures"][f"{scope}_{impl}"]
             rows.append(f"| {t(label)} | {_word(impl, t)} | {claims.with_range(host['us'][f'{scope}_{impl}'], 'host', t)} "
-                        f"| {claims.with_range(f['fixed_us'], 'gpu', t)} | {claims.text(f['gb_per_s'], 'gpu', t)} |")
+                        f"| {claims.fixed_cost_text(f['fixed_us'], t, with_spread=True)} | {claims.text(f['gb_per_s'], 'gpu', t)} |")
     m = fit["m"]
     rows += ["", f"{t('fit_caption')}: M = {m[0]} … {m[-1]}, N = {fit['n']}, {fit['dtype']}. "
              + claims.protocol_text(tim["protocol"], t), "", claims.protocol_text(tim["protocol"], t, "host")]
@@ -209,7 +209,7 @@ def quotes(measurements, t=ENGLISH):
                 if lab == tim["host"]["label"]:
                     q[f"{scope}_{impl}_host_us"] = claims.text(tim["host"]["us"][f"{scope}_{impl}"], "host", t) + " µs"
                 fit = tim["fit"]["figures"][f"{scope}_{impl}"]
-                q[f"{scope}_{impl}_fixed_us"] = claims.text_with_unit(fit["fixed_us"], "gpu", t, " µs")
+                q[f"{scope}_{impl}_fixed_us"] = claims.fixed_cost_text(fit["fixed_us"], t, " µs")
                 q[f"{scope}_{impl}_fit_gbps"] = claims.text_with_unit(fit["gb_per_s"], "gpu", t, " GB/s")
     q["host_shape"] = next(_shape(s) for s in tim["shapes"] if s["label"] == tim["host"]["label"])
     q["fit_m_min"], q["fit_m_max"], q["fit_n"] = str(tim["fit"]["m"][0]), str(tim["fit"]["m"][-1]), str(tim["fit"]["n"])
