@@ -65,7 +65,7 @@ def benchmark_markdown(results, copy, t):
             speed = _speed(tri, ref)
             verdict = t(VERDICT[claims.compare(tri["us"], ref["us"], "gpu")])
             out.append(f"| {n} | {claims.with_range(tri['us'], 'gpu', t)} | {claims.with_range(ref['us'], 'gpu', t)} "
-                       f"| {_pct(_pct_copy(tri, copy), t)} | {claims.text(speed, 'gpu', t)}× · {verdict} |")
+                       f"| {_pct(_pct_copy(tri, copy), t)} | {claims.times_text(speed, 'gpu', t)} · {verdict} |")
         out.append("")
     out.append(claims.protocol_text(results["protocol"], t))
     return "\n".join(out) + "\n"
@@ -115,7 +115,7 @@ def quotes(results, provenance, t=ENGLISH):
             q[f"{short}_torch_us_n{n}"] = claims.text(ref["us"], "gpu", t) + " µs"
             q[f"{short}_pct_copy_n{n}"] = _pct(pct, t)
             q[f"{short}_torch_pct_copy_n{n}"] = _pct(_pct_copy(ref, copy["median"]), t)
-            q[f"{short}_speedup_n{n}"] = claims.text(speed, "gpu", t) + "×"
+            q[f"{short}_speedup_n{n}"] = claims.times_text(speed, "gpu", t)
             q[f"{short}_verdict_n{n}"] = t(VERDICT[claims.compare(tri["us"], ref["us"], "gpu")])
         typical = claims.typical([f for _, f in pcts])
         q[f"{short}_pct_copy_typical"] = _pct(typical, t)
@@ -123,7 +123,7 @@ def quotes(results, provenance, t=ENGLISH):
         high_n, high = max(pcts, key=lambda item: item[1]["median"])
         q[f"{short}_pct_copy_min"], q[f"{short}_pct_copy_min_n"] = _pct(low, t), str(low_n)
         q[f"{short}_pct_copy_max"], q[f"{short}_pct_copy_max_n"] = _pct(high, t), str(high_n)
-        q[f"{short}_speedup_typical"] = claims.text(claims.typical(speeds), "gpu", t) + "×"
+        q[f"{short}_speedup_typical"] = claims.times_text(claims.typical(speeds), "gpu", t)
         for verdict, count in _counts(results, mode).items():
             q[f"{short}_{verdict}_count"] = str(count)
         for provider in PROVIDERS:

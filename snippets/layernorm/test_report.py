@@ -121,8 +121,8 @@ def test_fixed_cost_table_and_host_costs(tmp_path):
 def test_tables_in_every_language(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     zh = _read(tmp_path / "benchmark.zh.md")
-    assert "| 1024 | 10.2 (9.8–10.6) | 20.4 (19.7–21.1) | 41% | 2.00× · 更快 |" in zh
-    assert "| 2048 | 24.0 (23.2–24.8) | 24.5 (23.7–25.3) | 35% | 1.02× · 持平 |" in zh
+    assert "| 1024 | 10.2 (9.8–10.6) | 20.4 (19.7–21.1) | 41% | 2.00 倍 · 更快 |" in zh  # Chinese multiples: 倍
+    assert "| 2048 | 24.0 (23.2–24.8) | 24.5 (23.7–25.3) | 35% | 1.02 倍 · 持平 |" in zh
     vi = _read(tmp_path / "benchmark.vi.md")
     assert "| 1024 | 10,2 (9,8–10,6) | 20,4 (19,7–21,1) | 41% | 2,00× · nhanh hơn |" in vi
     assert "| 2048 | 40 (38–42) | 48 (46–50) | 31,5% | 1,20× · nhanh hơn |" in vi
@@ -131,7 +131,7 @@ def test_tables_in_every_language(tmp_path):
             for lang in LANGS]
     assert rows[0] == ["| 8192 | 61 (59–63) | 51 (49–53) | 55% | 0.84× · slower |",
                        "| 8192 | 120 (116–124) | 160 (155–165) | 42% | 1.33× · faster |"]
-    assert [r.replace("更慢", "slower").replace("更快", "faster") for r in rows[1]] == rows[0]
+    assert [r.replace("更慢", "slower").replace("更快", "faster").replace(" 倍", "×") for r in rows[1]] == rows[0]
 
 
 def test_group_size_table_is_computed_from_the_code(tmp_path):
@@ -190,7 +190,7 @@ def test_quotes_in_every_language(tmp_path):
     en = json.loads(_read(tmp_path / "quotes.json"))
     assert zh.keys() == en.keys()
     assert zh["fwd_verdict_n1024"] == "更快" and zh["fwd_verdict_n2048"] == "持平"
-    assert zh["fwd_speedup_n1024"] == "2.00×"  # a speed-up is claims.text + "×" in every language
+    assert zh["fwd_speedup_n1024"] == "2.00 倍"  # a speed-up is a multiple: claims.times_text, 倍 in Chinese
     assert zh["fwd_bytes_ratio_n8192_n1024"] == "8 倍"  # a multiple of the code's numbers: t.times
     vi = json.loads(_read(tmp_path / "quotes.vi.json"))
     assert vi["fwd_triton_us_n1024"] == "10,2 µs" and vi["bwd_pct_copy_typical"] == "31,5%"

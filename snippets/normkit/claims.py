@@ -66,6 +66,15 @@ def text(fig, kind, t):
     return _digits(fig["median"], place(low, high), t)
 
 
+def times_text(fig, kind, t):
+    """A multiple with the digits its stated range supports, in the language's way: 1.2×, 1.2 倍."""
+    if not _finite(fig):
+        return "—"
+    low, high = stated(fig, kind)
+    places = place(low, high)
+    return t.times(_round(fig["median"], places), f".{max(places, 0)}f")
+
+
 def range_text(fig, kind, t):
     """The stated range, rounded outwards at the same place: "460–500" for 464.2 to 492.9."""
     if not _finite(fig):

@@ -58,16 +58,20 @@ def _against(s, scope, other, t):
     """"2.1× · faster": how many times faster the kernel is than another implementation, and the verdict."""
     kernel, them = s["us"][f"{scope}_kernel"], s["us"][f"{scope}_{other}"]
     speed = claims.ratio(them, kernel)
-    return f"{claims.text(speed, 'gpu', t)}× · {t(VERDICT[claims.compare(kernel, them, 'gpu')])}"
+    return f"{claims.times_text(speed, 'gpu', t)} · {t(VERDICT[claims.compare(kernel, them, 'gpu')])}"
 
 
-def _word(impl, t):
-    return "`F.rms_norm`" if impl == "torch" else t(impl)
+def _word(impl, t, code=True):
+    """The implementation's name: PyTorch's as code in the rows, as plain text in a header."""
+    if impl == "torch":
+        return "`F.rms_norm`" if code else "F.rms_norm"
+    return t(impl)
 
 
 def timing_md(tim, copy, t):
-    rows = [f"| {t('shape')} | {t('scope')} | " + " | ".join(f"{_word(i, t)}, {t('gpu_us')}" for i in IMPLEMENTATIONS)
-            + f" | {t('kernel')} / {t('reference')} | {t('kernel')} / `F.rms_norm` | {t('kernel')}, {t('pct_copy')} |",
+    rows = [f"| {t('shape')} | {t('scope')} | "
+            + " | ".join(f"{_word(i, t, code=False)}, {t('gpu_us')}" for i in IMPLEMENTATIONS)
+            + f" | {t('kernel')} / {t('reference')} | {t('kernel')} / F.rms_norm | {t('kernel')}, {t('pct_copy')} |",
             "|---|---|--:|--:|--:|--:|--:|--:|"]
     for s in tim["shapes"]:
         for scope, label in SCOPES:
@@ -203,7 +207,7 @@ def quotes(measurements, t=ENGLISH):
                     q[f"{scope}_{impl}_pct_copy_{lab}"] = claims.text(_pct_copy(s, scope, impl, copy), "gpu", t) + " %"
             for other in ("reference", "torch"):
                 kernel, them = s["us"][f"{scope}_kernel"], s["us"][f"{scope}_{other}"]
-                q[f"{scope}_vs_{other}_{lab}"] = claims.text(claims.ratio(them, kernel), "gpu", t) + "×"
+                q[f"{scope}_vs_{other}_{lab}"] = claims.times_text(claims.ratio(them, kernel), "gpu", t)
                 q[f"{scope}_vs_{other}_verdict_{lab}"] = t(VERDICT[claims.compare(kernel, them, "gpu")])
             for impl in IMPLEMENTATIONS:
                 if lab == tim["host"]["label"]:

@@ -103,8 +103,8 @@ def test_write_renders_every_file(tmp_path):
 def test_timing_table_states_figures_ranges_and_verdicts(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     table = _read(tmp_path / "timing.md")
-    assert ("| shape | scope | reference, GPU µs | `F.rms_norm`, GPU µs | kernel, GPU µs | kernel / reference "
-            "| kernel / `F.rms_norm` | kernel, % copy |") in table
+    assert ("| shape | scope | reference, GPU µs | F.rms_norm, GPU µs | kernel, GPU µs | kernel / reference "
+            "| kernel / F.rms_norm | kernel, % copy |") in table
     # small shape, fwd: reference 31.0 (stated 30.07–31.93), torch 6.2 (6.014–6.386), kernel 6.4
     # (6.208–6.592). reference / kernel = 31/6.4 = 4.84 (stated 4.70–4.99: one decimal), ranges apart;
     # torch / kernel = 0.969 (stated 0.938–1.000), ranges overlap: on par. Not a large shape: no % of copy
@@ -146,8 +146,8 @@ def test_tables_in_every_language(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     zh = _read(tmp_path / "timing.zh.md")
     # the words change, the numbers do not; a multiple is claims.text + "×" in every language
-    assert ("| 4096×4096 float16 | 前向 | 210 (203–217) | 40 (38–42) | 33.0 (32.0–34.0) | 6.4× · 更快 "
-            "| 1.21× · 更快 | 51 % |") in zh
+    assert ("| 4096×4096 float16 | 前向 | 210 (203–217) | 40 (38–42) | 33.0 (32.0–34.0) | 6.4 倍 · 更快 "
+            "| 1.21 倍 · 更快 | 51 % |") in zh
     vi = _read(tmp_path / "timing.vi.md")
     assert ("| 128×257 float32 | lượt xuôi | 31,0 (30,0–32,0) | 6,2 (6,0–6,4) | 6,4 (6,2–6,6) | 4,8× · nhanh hơn "
             "| 0,97× · ngang nhau | — |") in vi
@@ -186,7 +186,7 @@ def test_quotes_are_the_tables_numbers(tmp_path):
     assert q["train_test_mse_kernel"] == "0.30000"
     zh = json.loads(_read(tmp_path / "quotes.zh.json"))
     assert zh.keys() == q.keys()
-    assert zh["fwd_vs_reference_verdict_128x257_fp32"] == "更快" and zh["fwd_vs_reference_128x257_fp32"] == "4.8×"
+    assert zh["fwd_vs_reference_verdict_128x257_fp32"] == "更快" and zh["fwd_vs_reference_128x257_fp32"] == "4.8 倍"
     vi = json.loads(_read(tmp_path / "quotes.vi.json"))
     assert vi["fwd_reference_pct_copy_4096x4096_fp16"] == "8,0 %" and vi["fwd_torch_fixed_us"] == "3,10 µs"
 
