@@ -32,6 +32,7 @@ from pathlib import Path
 import matplotlib
 
 from normkit import claims
+from normkit.bench import figure
 from normkit.tables import write_localized
 from normkit.words import ENGLISH, LANGUAGES, Words
 
@@ -470,8 +471,7 @@ def quotes(measurements, t=ENGLISH):
                 for part, marker in (("fwd", "fwd_kernel"), ("bwd", "bwd_kernel"), ("reduce", "sum_partials")):
                     runs = [sum(k["us_per_call"]["runs"][i] for k in pr["kernels"] if marker in k["kernel"])
                             for i in range(res["protocol"]["repeats"])]
-                    q[f"{p}_fast_{part}_kernel_us_{s}"] = _us({"median": sorted(runs)[len(runs) // 2],
-                                                               "low": min(runs), "high": max(runs), "runs": runs}, t)
+                    q[f"{p}_fast_{part}_kernel_us_{s}"] = _us(figure(runs), t)
 
         small = {r["provider"]: r for r in res["small"] if r["op"] == op}
         for name, r in small.items():
