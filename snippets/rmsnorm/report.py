@@ -142,11 +142,12 @@ def timing_svg(tim, path, t=ENGLISH):
                 label = "F.rms_norm" if impl == "torch" else t(impl)
                 group = ax.bar([x + (i - 1) * width for x in xs], [f["median"] for f in figs], width,
                                yerr=errors, capsize=2, label=label, color=colors[impl], ecolor="#808080")
-                ax.bar_label(group, labels=[claims.text(f, "gpu", t) for f in figs], padding=2, fontsize=8)
+                # vertical, at the figure's size: three bars side by side leave no room for level labels
+                ax.bar_label(group, labels=[claims.text(f, "gpu", t) for f in figs], padding=4, rotation=90)
                 bars.append(group)
                 tops += [hi for _, hi in ranges]
             ax.set_xticks(list(xs), [f"{s['m']}×{s['n']}\n{s['dtype']}" for s in shapes])
-            ax.set_ylim(0, max(tops) * 1.2)
+            ax.set_ylim(0, max(tops) * 1.35)
             ax.set_title(t(title))
             ax.set_ylabel(t("gpu_us"))
             ax.grid(axis="y", alpha=0.3)
