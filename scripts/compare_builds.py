@@ -16,6 +16,7 @@ import importlib
 import json
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,13 +71,10 @@ def compare_figures(a, b):
 
 
 def verdict_quotes(name, measurements):
-    report = importlib.import_module(gpu_build.DATA_SETS[name]["render"])
-    if name == "faster":
-        quotes = report.quotes(measurements)
-    elif name == "layernorm":
-        quotes = report.quotes(measurements["results"], measurements["provenance"])
-    else:
-        quotes = report.quotes(measurements)
+    """The English quotes the data set's report renders, through its write() like the GPU build."""
+    with tempfile.TemporaryDirectory() as out:
+        importlib.import_module(gpu_build.DATA_SETS[name]["render"]).write(measurements, out)
+        quotes = json.loads((Path(out) / "quotes.json").read_text(encoding="utf-8"))
     return {key: value for key, value in quotes.items()
             if key != "gpu" and (WORD.match(value) or COUNT_KEY.search(key))}
 

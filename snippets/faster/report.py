@@ -14,7 +14,7 @@ chapter OP in (layernorm, rmsnorm):
 - OP-profile.md: host time against the profiler's kernel time of one fwd+bwd call;
 - OP-sweep-gpu.svg (and .zh.svg, .vi.svg): % of copy bandwidth against N over the sweep
   (M = total / N rows) for every provider, fwd and fwd+bwd panels, each line with its range;
-- OP-sweep.md: the sweep at a few N plus each provider's worst N;
+- OP-sweep.md: the sweep at a few N plus each provider's lowest figure;
 - OP-dtypes.md: the sweep's fp16 and fp32 points;
 
 and dw-error.md (LayerNorm dW error per design) and quotes.json (every number the pages quote, as
@@ -60,7 +60,6 @@ MISSING = ("ModuleNotFoundError", "ImportError")  # a provider not installed is 
 ELEMENT_SIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
 SHOW_N = (1024, 2560, 4096, 6144, 8192, 12288, 16384)  # the sweep's columns in the tables
 INK = "#808080"  # axes and text: readable on the light and the dark theme
-TIME_VERDICT = {"lower": "faster", "higher": "slower", "on_par": "on_par"}  # a time against another time
 
 
 def _short(key):
@@ -278,15 +277,14 @@ def sweep_svg(res, op, gpu, copy, path, t=ENGLISH):
         for ax, (key, _) in zip(axes, MODES):
             for name, points in series.items():
                 xs, figs = [n for n, _ in points], [f[key] for _, f in points]
+                bands = [claims.stated(f, "gpu") for f in figs]
                 # torch.compile is measured at a few widths only: points with error bars, no line
                 if name == "compile":
-                    bands = [claims.stated(f, "gpu") for f in figs]
                     ax.errorbar(xs, [f["median"] for f in figs], capsize=2, marker=MARKERS[name], markersize=5,
                                 linestyle="none", color=COLORS[name], label=NAMES[op][name],
                                 yerr=[[f["median"] - lo for f, (lo, _) in zip(figs, bands)],
                                       [hi - f["median"] for f, (_, hi) in zip(figs, bands)]])
                     continue
-                bands = [claims.stated(f, "gpu") for f in figs]
                 ax.fill_between(xs, [lo for lo, _ in bands], [hi for _, hi in bands], color=COLORS[name],
                                 alpha=0.18, linewidth=0)
                 ax.plot(xs, [f["median"] for f in figs], marker=MARKERS[name], markersize=3,
@@ -384,7 +382,7 @@ def _sweep_quotes(res, op, p, copy, t, q):
 
 
 def _time_verdict(a, b, t):
-    return t(TIME_VERDICT[claims.compare(a, b, "gpu")])
+    return t(claims.time_verdict(a, b, "gpu"))
 
 
 def quotes(measurements, t=ENGLISH):
@@ -488,7 +486,7 @@ def quotes(measurements, t=ENGLISH):
                     # above 1x: the fast path beats torch eager
                     ratio, _, _ = claims.stated_ratio(torch, fast, kind)
                     q[f"{p}_small_{_short(key)}_{kind}_vs_torch"] = _ratio(ratio, t)
-                    q[f"{p}_small_{_short(key)}_{kind}_verdict"] = t(TIME_VERDICT[claims.compare(fast, torch, kind)])
+                    q[f"{p}_small_{_short(key)}_{kind}_verdict"] = t(claims.time_verdict(fast, torch, kind))
 
     dw = res["dw_error"]
     ref = _ref_max(dw)

@@ -32,7 +32,6 @@ warnings.filterwarnings("ignore", message="Glyph .* missing from font", category
 MODES = {"forward": "fwd", "backward": "bwd"}  # measurement mode: quote-key prefix, also the catalogue key of its label
 PROVIDERS = {"triton": "Triton", "torch": "torch"}
 COLORS = {"triton": "#3f51b5", "torch": "#ff7043"}
-VERDICT = {"lower": "faster", "higher": "slower", "on_par": "on_par"}  # Triton's time against torch's
 
 
 def _index(results):
@@ -63,7 +62,7 @@ def benchmark_markdown(results, copy, t):
         for n in results["n_values"]:
             tri, ref = rows[(mode, "triton", n)], rows[(mode, "torch", n)]
             speed = _speed(tri, ref)
-            verdict = t(VERDICT[claims.compare(tri["us"], ref["us"], "gpu")])
+            verdict = t(claims.time_verdict(tri["us"], ref["us"], "gpu"))
             out.append(f"| {n} | {claims.with_range(tri['us'], 'gpu', t)} | {claims.with_range(ref['us'], 'gpu', t)} "
                        f"| {_pct(_pct_copy(tri, copy), t)} | {claims.times_text(speed, 'gpu', t)} · {verdict} |")
         out.append("")
@@ -89,7 +88,7 @@ def fixed_cost_markdown(results, t):
 def _counts(results, mode):
     """How many widths Triton is faster, on par, slower at than torch."""
     rows = _index(results)
-    verdicts = [VERDICT[claims.compare(rows[(mode, "triton", n)]["us"], rows[(mode, "torch", n)]["us"], "gpu")]
+    verdicts = [claims.time_verdict(rows[(mode, "triton", n)]["us"], rows[(mode, "torch", n)]["us"], "gpu")
                 for n in results["n_values"]]
     return {v: verdicts.count(v) for v in ("faster", "on_par", "slower")}
 
@@ -116,7 +115,7 @@ def quotes(results, provenance, t=ENGLISH):
             q[f"{short}_pct_copy_n{n}"] = _pct(pct, t)
             q[f"{short}_torch_pct_copy_n{n}"] = _pct(_pct_copy(ref, copy["median"]), t)
             q[f"{short}_speedup_n{n}"] = claims.times_text(speed, "gpu", t)
-            q[f"{short}_verdict_n{n}"] = t(VERDICT[claims.compare(tri["us"], ref["us"], "gpu")])
+            q[f"{short}_verdict_n{n}"] = t(claims.time_verdict(tri["us"], ref["us"], "gpu"))
         typical = claims.typical([f for _, f in pcts])
         q[f"{short}_pct_copy_typical"] = _pct(typical, t)
         low_n, low = min(pcts, key=lambda item: item[1]["median"])

@@ -143,6 +143,11 @@ def compare(a, b, kind):
     return "on_par"
 
 
+def time_verdict(time, other, kind):
+    """The catalogue word for a time against another: "faster", "slower" or "on_par"."""
+    return {"lower": "faster", "higher": "slower", "on_par": "on_par"}[compare(time, other, kind)]
+
+
 def against(fig, target, kind):
     """"met" where the stated range lies at or above the target, "missed" under it, else "within"."""
     low, high = stated(fig, kind)

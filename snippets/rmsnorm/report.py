@@ -45,7 +45,6 @@ def accuracy_md(acc, t):
 
 
 IMPLEMENTATIONS = {"reference": "reference", "torch": "F.rms_norm", "kernel": "kernel"}  # key: column word
-VERDICT = {"lower": "faster", "higher": "slower", "on_par": "on_par"}  # the kernel's time against another's
 
 
 def _pct_copy(s, scope, impl, copy):
@@ -58,7 +57,7 @@ def _against(s, scope, other, t):
     """"2.1× · faster": how many times faster the kernel is than another implementation, and the verdict."""
     kernel, them = s["us"][f"{scope}_kernel"], s["us"][f"{scope}_{other}"]
     speed = claims.ratio(them, kernel)
-    return f"{claims.times_text(speed, 'gpu', t)} · {t(VERDICT[claims.compare(kernel, them, 'gpu')])}"
+    return f"{claims.times_text(speed, 'gpu', t)} · {t(claims.time_verdict(kernel, them, 'gpu'))}"
 
 
 def _word(impl, t, code=True):
@@ -209,7 +208,7 @@ def quotes(measurements, t=ENGLISH):
             for other in ("reference", "torch"):
                 kernel, them = s["us"][f"{scope}_kernel"], s["us"][f"{scope}_{other}"]
                 q[f"{scope}_vs_{other}_{lab}"] = claims.times_text(claims.ratio(them, kernel), "gpu", t)
-                q[f"{scope}_vs_{other}_verdict_{lab}"] = t(VERDICT[claims.compare(kernel, them, "gpu")])
+                q[f"{scope}_vs_{other}_verdict_{lab}"] = t(claims.time_verdict(kernel, them, "gpu"))
             for impl in IMPLEMENTATIONS:
                 if lab == tim["host"]["label"]:
                     q[f"{scope}_{impl}_host_us"] = claims.text(tim["host"]["us"][f"{scope}_{impl}"], "host", t) + " µs"
