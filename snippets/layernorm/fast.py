@@ -22,40 +22,54 @@ What changes against the teaching kernel (layernorm/ops.py):
   wrote for every width (snippets/faster/tune.py), and the compiled kernels are launched
   directly (normkit.direct_launch), skipping the JIT's per-call argument binding.
 
-Inputs: float32, float16 or bfloat16, any number of leading dimensions, N up to 16384
-(the tuned range; wider rows are refused). Offsets are 64-bit: more than 2**31 elements are fine.
+A drop-in for F.layer_norm: what it accepts, layer_norm_fast accepts, with the same result
+dtypes. Any normalized_shape of trailing dimensions, any leading dimensions, empty batches,
+weight and bias of None, fp32 parameters with fp16/bf16 input; rows wider than the tuned
+range take the chunked design; rows a constant stride apart (a slice of wider rows) are read
+in place. float64, and tensors on a device the kernels do not run on, are computed by
+F.layer_norm itself. What PyTorch refuses is refused with a ContractError that names the
+problem, before any launch. Offsets are 64-bit: more than 2**31 elements are fine.
+
+For torch.compile the two steps are PyTorch operators (torch.ops.normkernels.layer_norm_fwd
+and _bwd, with fake functions and an autograd formula): no graph breaks. LayerNormFast is
+torch.nn.LayerNorm with this forward.
 """
 
 import functools
 import json
-import math
 from pathlib import Path
 
+from typing import Optional
+
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
+from normkit import dropin
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
 
 import torch
+import torch.nn.functional as F
 import triton
 import triton.language as tl
+from torch.autograd.function import once_differentiable
 
-__all__ = ["ContractError", "LayerNormFastFunction", "layer_norm_fast", "MAX_N"]
+__all__ = ["ContractError", "LayerNormFast", "LayerNormFastFunction", "layer_norm_fast", "MAX_N"]
 
-MAX_N = 16384
-SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+MAX_N = 16384  # the tuned range; wider rows take the chunked design (WIDE)
 
 
 # --8<-- [start:fast_forward_kernel]
 @triton.jit(do_not_specialize=["M"])  # one compilation per width N, for every M
 def ln_fast_fwd_kernel(
-    X, Y,          # (M, N) contiguous input and output
-    W, B,          # (N,) weight and bias
+    X, Y,          # (M, N) input, rows STRIDE elements apart, and contiguous output
+    W, B,          # (N,) weight and bias (any float dtype; unread without HAS_W / HAS_B)
     Stats,         # (2, M) fp32: mean, then rstd, saved for the backward pass
     M, eps,
     N: tl.constexpr,        # known when compiling: masks and index math fold away
+    STRIDE: tl.constexpr,   # x's row stride: N when contiguous, more for a slice of wider rows
     BLOCK_N: tl.constexpr,  # next power of two >= N: the whole row in registers
     ROWS: tl.constexpr,     # rows per program: short rows packed to move enough bytes
+    HAS_W: tl.constexpr, HAS_B: tl.constexpr,
 ):
     pid = tl.program_id(0)
     rows = pid * ROWS + tl.arange(0, ROWS)
@@ -63,10 +77,9 @@ def ln_fast_fwd_kernel(
     row_ok = rows < M
     col_ok = cols < N
     mask = row_ok[:, None] & col_ok[None, :]
-    # int64: M * N may pass 2**31
-    offsets = rows.to(tl.int64)[:, None] * N + cols[None, :]
+    rows64 = rows.to(tl.int64)[:, None]  # int64: M * N may pass 2**31
 
-    x = tl.load(X + offsets, mask=mask, other=0.0).to(tl.float32)
+    x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=mask, other=0.0).to(tl.float32)
 
     # both statistics from the registers: one read of x, not the teaching kernel's three
     mean = tl.sum(x, axis=1) / N
@@ -75,63 +88,86 @@ def ln_fast_fwd_kernel(
     rstd = tl.rsqrt(tl.sum(xc * xc, axis=1) / N + eps)
 
     # w and b only now: registers held them idle during the two reductions
-    w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)
-    b = tl.load(B + cols, mask=col_ok, other=0.0).to(tl.float32)
-    y = xc * rstd[:, None] * w[None, :] + b[None, :]
-    tl.store(Y + offsets, y.to(Y.dtype.element_ty), mask=mask)
+    y = xc * rstd[:, None]
+    if HAS_W:
+        y *= tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+    if HAS_B:
+        y += tl.load(B + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+    tl.store(Y + rows64 * N + cols[None, :], y.to(Y.dtype.element_ty), mask=mask)
     tl.store(Stats + rows, mean, mask=row_ok)
     tl.store(Stats + M + rows, rstd, mask=row_ok)
 # --8<-- [end:fast_forward_kernel]
 
 
 # --8<-- [start:fast_forward_chunked_kernel]
+@triton.jit
+def welford_combine(mean_a, m2_a, n_a, mean_b, m2_b, n_b):
+    """Chan's merge of two (mean, sum of squared deviations, count) summaries."""
+    n = n_a + n_b
+    share_b = tl.where(n > 0, n_b / tl.maximum(n, 1.0), 0.0)  # lanes past N hold nothing
+    delta = mean_b - mean_a
+    return mean_a + delta * share_b, m2_a + m2_b + delta * delta * n_a * share_b, n
+
+
 @triton.jit(do_not_specialize=["M"])
 def ln_fast_fwd_chunked_kernel(
     X, Y, W, B, Stats, M, eps,      # as ln_fast_fwd_kernel
-    N: tl.constexpr,
+    N: tl.constexpr, STRIDE: tl.constexpr,
     CHUNK: tl.constexpr,            # columns per step of the walk along the row
     ROWS: tl.constexpr,
+    HAS_W: tl.constexpr, HAS_B: tl.constexpr,
 ):
     pid = tl.program_id(0)
     rows = pid * ROWS + tl.arange(0, ROWS)
     row_ok = rows < M
-    starts = rows.to(tl.int64)[:, None] * N  # int64: M * N may pass 2**31
+    rows64 = rows.to(tl.int64)[:, None]  # int64: M * N may pass 2**31
+    lanes = tl.arange(0, CHUNK)
 
-    # walk 1: sums of (x - K) and (x - K)^2, where K is the row's first element.
-    # Shifting by a value of the row keeps var = E[(x-K)^2] - E[x-K]^2 from
-    # subtracting two large, nearly equal numbers when the mean is far from 0. Each
-    # lane keeps its own sums: no reduction inside the loop, none before it.
+    # walk 1: each lane keeps Welford's running mean and sum of squared deviations of
+    # the values it sees, so no statistic depends on which element comes first (a
+    # shift by x[0] loses precision when x[0] is a massive activation). The count is
+    # the step number, the same for every lane: one reciprocal per step.
     # evict_last: keep the row in L2 for walk 2.
-    shift = tl.load(X + starts, mask=row_ok[:, None], other=0.0).to(tl.float32)
-    s1 = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
-    s2 = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
-    for start in range(0, N, CHUNK):
-        cols = start + tl.arange(0, CHUNK)
-        mask = row_ok[:, None] & (cols < N)[None, :]
-        x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
+    mean = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
+    m2 = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
+    for step in range(0, N // CHUNK):
+        x = tl.load(X + rows64 * STRIDE + (step * CHUNK + lanes)[None, :],
+                    mask=row_ok[:, None], other=0.0,
                     eviction_policy="evict_last").to(tl.float32)
-        d = tl.where(mask, x - shift, 0.0)
-        s1 += d
-        s2 += d * d
-    mean_d = tl.sum(s1, axis=1) / N
-    mean = tl.sum(shift, axis=1) + mean_d
-    rstd = tl.rsqrt(tl.maximum(tl.sum(s2, axis=1) / N - mean_d * mean_d, 0.0) + eps)
+        d = x - mean
+        mean += d * (1.0 / (step + 1))
+        m2 += d * (x - mean)
+    count = tl.zeros([ROWS, CHUNK], dtype=tl.float32) + N // CHUNK
+    if N % CHUNK != 0:
+        # the last, partial chunk: only lanes below N see one more value
+        cols = (N // CHUNK) * CHUNK + lanes
+        col_ok = (cols < N)[None, :]
+        x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=row_ok[:, None] & col_ok,
+                    other=0.0, eviction_policy="evict_last").to(tl.float32)
+        count += col_ok.to(tl.float32)
+        d = tl.where(col_ok, x - mean, 0.0)
+        mean += d / tl.maximum(count, 1.0)
+        m2 += d * (x - mean)
+    mean_row, m2_row, _ = tl.reduce((mean, m2, count), 1, welford_combine)
+    rstd = tl.rsqrt(m2_row / N + eps)
 
     # walk 2: normalize. The row was just read: these loads hit the L2 cache, not
     # memory, and evict_first lets the row go once it is used
     for start in range(0, N, CHUNK):
-        cols = start + tl.arange(0, CHUNK)
+        cols = start + lanes
         col_ok = cols < N
         mask = row_ok[:, None] & col_ok[None, :]
-        x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
+        x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=mask, other=0.0,
                     eviction_policy="evict_first").to(tl.float32)
-        w = tl.load(W + cols, mask=col_ok, other=0.0,
-                    eviction_policy="evict_last").to(tl.float32)
-        b = tl.load(B + cols, mask=col_ok, other=0.0,
-                    eviction_policy="evict_last").to(tl.float32)
-        y = (x - mean[:, None]) * rstd[:, None] * w[None, :] + b[None, :]
-        tl.store(Y + starts + cols[None, :], y.to(Y.dtype.element_ty), mask=mask)
-    tl.store(Stats + rows, mean, mask=row_ok)
+        y = (x - mean_row[:, None]) * rstd[:, None]
+        if HAS_W:
+            y *= tl.load(W + cols, mask=col_ok, other=0.0,
+                         eviction_policy="evict_last").to(tl.float32)[None, :]
+        if HAS_B:
+            y += tl.load(B + cols, mask=col_ok, other=0.0,
+                         eviction_policy="evict_last").to(tl.float32)[None, :]
+        tl.store(Y + rows64 * N + cols[None, :], y.to(Y.dtype.element_ty), mask=mask)
+    tl.store(Stats + rows, mean_row, mask=row_ok)
     tl.store(Stats + M + rows, rstd, mask=row_ok)
 # --8<-- [end:fast_forward_chunked_kernel]
 
@@ -139,22 +175,25 @@ def ln_fast_fwd_chunked_kernel(
 # --8<-- [start:fast_backward_kernel]
 @triton.jit(do_not_specialize=["M", "rows_per_program"])
 def ln_fast_bwd_kernel(
-    X, DY, DX,     # (M, N): saved input, upstream gradient, gradient out
-    W,             # (N,) weight
+    X, DY, DX,     # (M, N): saved input, upstream gradient (rows STRIDE_X / STRIDE_DY
+                   # apart), contiguous gradient out
+    W,             # (N,) weight (unread without HAS_W)
     Stats,         # (2, M) fp32 from the forward pass: mean, then rstd
-    Part,          # (2, programs, N): this program writes row pid of each half (dW, dB)
+    Part,          # (GRAD_W + GRAD_B, programs, N): this program writes row pid of each part
     M, rows_per_program,
-    N: tl.constexpr,
+    N: tl.constexpr, STRIDE_X: tl.constexpr, STRIDE_DY: tl.constexpr,
     BLOCK_N: tl.constexpr,
     ROWS: tl.constexpr,      # rows handled per step of the loop
     PREFETCH: tl.constexpr,  # load the next step's x and dy before computing this one
+    HAS_W: tl.constexpr,
+    GRAD_X: tl.constexpr, GRAD_W: tl.constexpr, GRAD_B: tl.constexpr,  # wanted by autograd
 ):
     pid = tl.program_id(0)
     programs = tl.num_programs(0)
     cols = tl.arange(0, BLOCK_N)
     col_ok = cols < N
-    # once per program, not per row
-    w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)
+    if HAS_W:  # once per program, not per row
+        w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)
 
     # this program's contiguous block of rows
     first = pid * rows_per_program
@@ -167,53 +206,55 @@ def ln_fast_bwd_kernel(
 
     start = first
     if PREFETCH:
-        rows = start + tl.arange(0, ROWS)
-        mask = (rows < end)[:, None] & col_ok[None, :]
-        offsets = rows.to(tl.int64)[:, None] * N + cols[None, :]
-        x = tl.load(X + offsets, mask=mask, other=0.0)
-        dy = tl.load(DY + offsets, mask=mask, other=0.0)
+        rows = (start + tl.arange(0, ROWS)).to(tl.int64)[:, None]
+        mask = (rows < end) & col_ok[None, :]
+        x = tl.load(X + rows * STRIDE_X + cols[None, :], mask=mask, other=0.0)
+        dy = tl.load(DY + rows * STRIDE_DY + cols[None, :], mask=mask, other=0.0)
     while start < end:
         rows = start + tl.arange(0, ROWS)
         row_ok = rows < end
         mask = row_ok[:, None] & col_ok[None, :]
-        offsets = rows.to(tl.int64)[:, None] * N + cols[None, :]
+        rows64 = rows.to(tl.int64)[:, None]
         if PREFETCH:
             # the next step's loads go out now and arrive while this step computes
-            nxt = rows + ROWS
-            nxt_mask = (nxt < end)[:, None] & col_ok[None, :]
-            nxt_offsets = nxt.to(tl.int64)[:, None] * N + cols[None, :]
-            x_next = tl.load(X + nxt_offsets, mask=nxt_mask, other=0.0)
-            dy_next = tl.load(DY + nxt_offsets, mask=nxt_mask, other=0.0)
+            nxt = rows64 + ROWS
+            nxt_mask = (nxt < end) & col_ok[None, :]
+            x_next = tl.load(X + nxt * STRIDE_X + cols[None, :], mask=nxt_mask, other=0.0)
+            dy_next = tl.load(DY + nxt * STRIDE_DY + cols[None, :], mask=nxt_mask, other=0.0)
         else:
-            x = tl.load(X + offsets, mask=mask, other=0.0)
-            dy = tl.load(DY + offsets, mask=mask, other=0.0)
+            x = tl.load(X + rows64 * STRIDE_X + cols[None, :], mask=mask, other=0.0)
+            dy = tl.load(DY + rows64 * STRIDE_DY + cols[None, :], mask=mask, other=0.0)
         mean = tl.load(Stats + rows, mask=row_ok, other=0.0)
         rstd = tl.load(Stats + M + rows, mask=row_ok, other=0.0)
 
         xf = x.to(tl.float32)
         dyf = dy.to(tl.float32)
         x_hat = tl.where(mask, (xf - mean[:, None]) * rstd[:, None], 0.0)
-        g = dyf * w[None, :]                       # gradient reaching x_hat
-        # rounded division: at N=1, c2 must equal g exactly, or rstd (up to
-        # 1/sqrt(eps)) amplifies the ulp
-        n = tl.full([], N, tl.float32)
-        c1 = tl.math.div_rn(tl.sum(x_hat * g, axis=1), n)
-        c2 = tl.math.div_rn(tl.sum(g, axis=1), n)
-        dx = (g - (x_hat * c1[:, None] + c2[:, None])) * rstd[:, None]
-        tl.store(DX + offsets, dx.to(DX.dtype.element_ty), mask=mask)
-
-        dw += tl.sum(dyf * x_hat, axis=0)  # masked rows hold zeros: they add nothing
-        db += tl.sum(dyf, axis=0)
+        if GRAD_X:
+            g = dyf * w[None, :] if HAS_W else dyf    # gradient reaching x_hat
+            # rounded division: at N=1, c2 must equal g exactly, or rstd (up to
+            # 1/sqrt(eps)) amplifies the ulp
+            n = tl.full([], N, tl.float32)
+            c1 = tl.math.div_rn(tl.sum(x_hat * g, axis=1), n)
+            c2 = tl.math.div_rn(tl.sum(g, axis=1), n)
+            dx = (g - (x_hat * c1[:, None] + c2[:, None])) * rstd[:, None]
+            tl.store(DX + rows64 * N + cols[None, :], dx.to(DX.dtype.element_ty), mask=mask)
+        if GRAD_W:
+            dw += tl.sum(dyf * x_hat, axis=0)  # masked rows hold zeros: they add nothing
+        if GRAD_B:
+            db += tl.sum(dyf, axis=0)
         if PREFETCH:
             x = x_next
             dy = dy_next
         start += ROWS
 
-    # one row of partial sums per program; Part is fp32, or the final (2, N) output in
-    # the weight's dtype when a single program did all the rows
-    tl.store(Part + pid * N + cols, dw.to(Part.dtype.element_ty), mask=col_ok)
-    tl.store(Part + (programs + pid) * N + cols, db.to(Part.dtype.element_ty),
-             mask=col_ok)
+    # one row of partial sums per program and part; Part is fp32, or the final
+    # (GRAD_W + GRAD_B, N) output in the parameters' dtype when a single program did all the rows
+    if GRAD_W:
+        tl.store(Part + pid * N + cols, dw.to(Part.dtype.element_ty), mask=col_ok)
+    if GRAD_B:
+        tl.store(Part + ((programs if GRAD_W else 0) + pid) * N + cols, db.to(Part.dtype.element_ty),
+                 mask=col_ok)
 # --8<-- [end:fast_backward_kernel]
 
 
@@ -221,23 +262,27 @@ def ln_fast_bwd_kernel(
 @triton.jit(do_not_specialize=["M", "rows_per_program"])
 def ln_fast_bwd_chunked_kernel(
     X, DY, DX, W, Stats,   # as ln_fast_bwd_kernel
-    Part,          # (2, programs, N) fp32: row pid of each half: this program's dW, dB
+    Part,          # (GRAD_W + GRAD_B, programs, N) fp32: row pid of each part is this program's sum
     M, rows_per_program,
-    N: tl.constexpr,
+    N: tl.constexpr, STRIDE_X: tl.constexpr, STRIDE_DY: tl.constexpr,
     CHUNK: tl.constexpr,   # columns per step of the walk along the row
     ROWS: tl.constexpr,    # rows per step
+    HAS_W: tl.constexpr,
+    GRAD_X: tl.constexpr, GRAD_W: tl.constexpr, GRAD_B: tl.constexpr,
 ):
     pid = tl.program_id(0)
     programs = tl.num_programs(0)
     first = pid * rows_per_program
     end = tl.minimum(first + rows_per_program, M)
     n = tl.full([], N, tl.float32)
+    DW_PART = Part + pid * N                    # this program's rows of Part
+    DB_PART = Part + ((programs if GRAD_W else 0) + pid) * N
 
     start = first
     while start < end:
         rows = start + tl.arange(0, ROWS)
         row_ok = rows < end
-        starts = rows.to(tl.int64)[:, None] * N
+        rows64 = rows.to(tl.int64)[:, None]
         mean = tl.load(Stats + rows, mask=row_ok, other=0.0)
         rstd = tl.load(Stats + M + rows, mask=row_ok, other=0.0)
 
@@ -245,20 +290,21 @@ def ln_fast_bwd_chunked_kernel(
         # come from memory; evict_last keeps them in L2 for walk 2
         s1 = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
         s2 = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
-        for c in range(0, N, CHUNK):
-            cols = c + tl.arange(0, CHUNK)
-            mask = row_ok[:, None] & (cols < N)[None, :]
-            x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
-                        eviction_policy="evict_last")
-            dy = tl.load(DY + starts + cols[None, :], mask=mask, other=0.0,
-                         eviction_policy="evict_last")
-            w = tl.load(W + cols, mask=cols < N, other=0.0,
-                        eviction_policy="evict_last").to(tl.float32)
-            xc = x.to(tl.float32) - mean[:, None]
-            x_hat = tl.where(mask, xc * rstd[:, None], 0.0)
-            g = dy.to(tl.float32) * w[None, :]
-            s1 += x_hat * g
-            s2 += g
+        if GRAD_X:
+            for c in range(0, N, CHUNK):
+                cols = c + tl.arange(0, CHUNK)
+                mask = row_ok[:, None] & (cols < N)[None, :]
+                x = tl.load(X + rows64 * STRIDE_X + cols[None, :], mask=mask, other=0.0,
+                            eviction_policy="evict_last")
+                dy = tl.load(DY + rows64 * STRIDE_DY + cols[None, :], mask=mask,
+                             other=0.0, eviction_policy="evict_last")
+                x_hat = tl.where(mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None], 0.0)
+                g = dy.to(tl.float32)
+                if HAS_W:
+                    g *= tl.load(W + cols, mask=cols < N, other=0.0,
+                                 eviction_policy="evict_last").to(tl.float32)[None, :]
+                s1 += x_hat * g
+                s2 += g
         c1 = tl.math.div_rn(tl.sum(s1, axis=1), n)
         c2 = tl.math.div_rn(tl.sum(s2, axis=1), n)
 
@@ -269,28 +315,32 @@ def ln_fast_bwd_chunked_kernel(
             cols = c + tl.arange(0, CHUNK)
             col_ok = cols < N
             mask = row_ok[:, None] & col_ok[None, :]
-            x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
+            x = tl.load(X + rows64 * STRIDE_X + cols[None, :], mask=mask, other=0.0,
                         eviction_policy="evict_first")
-            dy = tl.load(DY + starts + cols[None, :], mask=mask, other=0.0,
+            dy = tl.load(DY + rows64 * STRIDE_DY + cols[None, :], mask=mask, other=0.0,
                          eviction_policy="evict_first")
-            w = tl.load(W + cols, mask=col_ok, other=0.0,
-                        eviction_policy="evict_last").to(tl.float32)
             dyf = dy.to(tl.float32)
-            xc = x.to(tl.float32) - mean[:, None]
-            x_hat = tl.where(mask, xc * rstd[:, None], 0.0)
-            g = dyf * w[None, :]
-            dx = (g - (x_hat * c1[:, None] + c2[:, None])) * rstd[:, None]
-            tl.store(DX + starts + cols[None, :], dx.to(DX.dtype.element_ty), mask=mask)
+            x_hat = tl.where(mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None], 0.0)
+            if GRAD_X:
+                g = dyf
+                if HAS_W:
+                    g *= tl.load(W + cols, mask=col_ok, other=0.0,
+                                 eviction_policy="evict_last").to(tl.float32)[None, :]
+                dx = (g - (x_hat * c1[:, None] + c2[:, None])) * rstd[:, None]
+                tl.store(DX + rows64 * N + cols[None, :], dx.to(DX.dtype.element_ty),
+                         mask=mask)
             # the first step has no running sums yet: it writes instead of adding
             old = col_ok & (start > first)
-            dw = tl.load(Part + pid * N + cols, mask=old, other=0.0,
-                         eviction_policy="evict_last")
-            db = tl.load(Part + (programs + pid) * N + cols, mask=old, other=0.0,
-                         eviction_policy="evict_last")
-            tl.store(Part + pid * N + cols, dw + tl.sum(dyf * x_hat, axis=0),
-                     mask=col_ok)
-            tl.store(Part + (programs + pid) * N + cols, db + tl.sum(dyf, axis=0),
-                     mask=col_ok)
+            if GRAD_W:
+                dw = tl.load(DW_PART + cols, mask=old, other=0.0, eviction_policy="evict_last")
+                tl.store(DW_PART + cols, dw + tl.sum(dyf * x_hat, axis=0), mask=col_ok)
+            if GRAD_B:
+                db = tl.load(DB_PART + cols, mask=old, other=0.0, eviction_policy="evict_last")
+                tl.store(DB_PART + cols, db + tl.sum(dyf, axis=0), mask=col_ok)
+        # the next step reads these running sums back, and the thread that loads an
+        # element need not be the one that stored it: the barrier orders every store
+        # of this step before every load of the next
+        tl.debug_barrier()
         start += ROWS
 # --8<-- [end:fast_backward_chunked_kernel]
 
@@ -365,6 +415,11 @@ def table_entry(kind, n_cols, element_size):
     return table[kind].get(triton.cdiv(n_cols, table["step"]) * table["step"])
 
 
+# past the tables' widest row, or with no table: the whole row in registers while it fits,
+# walked in chunks beyond (the chunked kernels take any N: their tiles do not grow with it)
+WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16, 1)}
+
+
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
     """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps)
@@ -373,8 +428,9 @@ def forward_config(n_cols, element_size):
     entry = table_entry("forward", n_cols, element_size)
     if entry is not None:
         return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
-    # outside the table (or no table yet): the whole row in registers, at least
-    # 2048 elements per program
+    if n_cols > MAX_N:
+        return WIDE["forward"]
+    # no table yet: the whole row in registers, at least 2048 elements per program
     rows = max(1, 2048 // block_n)
     # about 2 KiB of x per warp
     num_warps = min(max(rows * block_n * element_size // 2048, 1), 16)
@@ -389,6 +445,8 @@ def backward_config(n_cols, element_size):
     entry = table_entry("backward", n_cols, element_size)
     if entry is not None:
         return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
+    if n_cols > MAX_N:
+        return WIDE["backward"]
     rows = max(1, 1024 // block_n)
     # the backward holds fp32 rows
     num_warps = min(max(rows * block_n * 4 // 2048, 1), 16)
@@ -397,39 +455,21 @@ def backward_config(n_cols, element_size):
 
 
 def check_inputs(x, normalized_shape, weight, bias, eps):
-    """Raise ContractError for anything the kernels cannot take; touch no memory.
-
-    Every call runs these checks, so the messages are formatted only when one fails.
-    """
-    if not isinstance(x, torch.Tensor):
-        raise ContractError(f"x must be a torch.Tensor, not {type(x).__name__}")
-    if x.dim() < 1:
-        raise ContractError("x is a 0-d tensor; it needs a last dimension to normalize")
-    if x.dtype not in SUPPORTED_DTYPES:
-        raise ContractError(f"x has dtype {x.dtype}; supported are float32, float16 and bfloat16")
-    if x.numel() == 0:
-        raise ContractError(f"x of shape {tuple(x.shape)} has no elements")
-    n_cols = x.shape[-1]
-    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if shape != (n_cols,):
-        raise ContractError(
-            f"normalized_shape is {normalized_shape!r}, but only the last dimension can be "
-            f"normalized here: it must be ({n_cols},)")
+    """What F.layer_norm checks, checked before anything is allocated or launched: a
+    ContractError names the problem. Returns normalized_shape as a tuple."""
+    op = "layer_norm_fast"
+    shape = dropin.normalized_shape_of(x, normalized_shape, op)
     for name, p in (("weight", weight), ("bias", bias)):
-        if not isinstance(p, torch.Tensor):
-            raise ContractError(f"{name} must be a tensor of shape ({n_cols},), not {type(p).__name__}")
-        if p.shape != (n_cols,):
-            raise ContractError(f"{name} has shape {tuple(p.shape)}, but x has N={n_cols}: expected ({n_cols},)")
-        if p.dtype != x.dtype:
-            raise ContractError(f"{name} has dtype {p.dtype} but x has {x.dtype}")
-        if p.device != x.device:
-            raise ContractError(f"{name} is on {p.device} but x is on {x.device}")
-    if x.device.type != ("cpu" if INTERPRETED else "cuda"):
-        raise ContractError(f"x is on {x.device}, but the kernels here run on {'cpu' if INTERPRETED else 'cuda'}")
-    if n_cols > MAX_N:
-        raise ContractError(f"N={n_cols} is wider than the {MAX_N} columns the kernels were tuned for")
-    if not (isinstance(eps, (int, float)) and not isinstance(eps, bool) and math.isfinite(eps) and eps >= 0):
-        raise ContractError(f"eps must be a finite number >= 0, not {eps!r}")
+        dropin.check_parameter(name, p, x, shape, op)
+    params = [p for p in (weight, bias) if p is not None]
+    # PyTorch's rule: parameters in the input's dtype, or fp32 parameters for a 16-bit input
+    if any(p.dtype != params[0].dtype for p in params) or (
+            params and params[0].dtype != x.dtype
+            and not (params[0].dtype == torch.float32 and x.dtype in (torch.float16, torch.bfloat16))):
+        raise ContractError(f"{op}: weight and bias must have the input's dtype ({x.dtype}), or both be "
+                            f"float32 for a 16-bit input; got {[p.dtype for p in params]}")
+    dropin.check_eps(eps, op)
+    return shape
 
 
 # --8<-- [start:fast_direct_launch]
@@ -443,24 +483,31 @@ sum_partials = DirectLauncher(sum_partials_kernel)
 # --8<-- [end:fast_direct_launch]
 
 
+def row_stride(rows):
+    """The row stride the kernels are compiled for: any value serves a single row."""
+    return rows.stride(0) if rows.shape[0] > 1 else rows.shape[1]
+
+
 # --8<-- [start:fast_forward_launch]
 def forward_rows(x2d, weight, bias, eps, config=None):
-    """y and the (2, M) fp32 mean and rstd, for contiguous (M, N) rows.
+    """y (contiguous, in x's dtype) and the (2, M) fp32 mean and rstd, for (M, N) rows
+    with contiguous columns (normkit.dropin.rows_view). weight and bias: (N,) or None.
 
     config overrides forward_config(...) for tuning."""
     M, N = x2d.shape
-    kind, block, rows, num_warps = config or forward_config(N, x2d.element_size())
-    y = torch.empty_like(x2d)
+    y = x2d.new_empty((M, N))
     # one allocation for both statistics
     stats = torch.empty((2, M), dtype=torch.float32, device=x2d.device)
-    if kind == "row":
-        fwd_row[(triton.cdiv(M, rows),)](
-            x2d, y, weight, bias, stats, M, eps,
-            N=N, BLOCK_N=block, ROWS=rows, num_warps=num_warps)
-    else:
-        fwd_chunked[(triton.cdiv(M, rows),)](
-            x2d, y, weight, bias, stats, M, eps,
-            N=N, CHUNK=block, ROWS=rows, num_warps=num_warps)
+    if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
+        return y, stats
+    kind, block, rows, num_warps = config or forward_config(N, x2d.element_size())
+    launch = fwd_row if kind == "row" else fwd_chunked
+    block_arg = {"BLOCK_N" if kind == "row" else "CHUNK": block}
+    # an absent parameter: any pointer stands in, the kernel never reads it
+    launch[(triton.cdiv(M, rows),)](
+        x2d, y, x2d if weight is None else weight, x2d if bias is None else bias,
+        stats, M, eps, N=N, STRIDE=row_stride(x2d), **block_arg, ROWS=rows,
+        HAS_W=weight is not None, HAS_B=bias is not None, num_warps=num_warps)
     return y, stats
 # --8<-- [end:fast_forward_launch]
 
@@ -473,69 +520,145 @@ def backward_grid(M, rows, programs):
 
 
 # --8<-- [start:fast_backward_launch]
-def backward_rows(dy2d, x2d, weight, stats, config=None, programs=None):
-    """dx, dW and dB for contiguous (M, N) rows.
+def backward_rows(dy2d, x2d, weight, stats, bias_dtype=torch.float32, needs=(True, True, True),
+                  config=None, programs=None):
+    """dx and the (dW, dB) rows that `needs` (autograd's needs_input_grad for x, weight,
+    bias) asks for, as one (parts, N) tensor in the parameters' dtype; dx is None when not
+    asked for. x2d: (M, N) rows with contiguous columns; bias_dtype: None without a bias.
 
     config overrides backward_config(...); programs overrides the grid size. Both
     exist for tuning and for the benchmark.
     """
     M, N = x2d.shape
+    # autograd may hand over any layout (the gradient of a sum is a broadcast scalar)
+    dy2d = dy2d if dy2d.stride(1) == 1 or N <= 1 else dy2d.contiguous()
+    grad_x = needs[0]
+    grad_w = needs[1] and weight is not None
+    grad_b = needs[2] and bias_dtype is not None
+    parts = grad_w + grad_b
+    dx = x2d.new_empty((M, N)) if grad_x else None
+    # dW, then dB, in the parameters' dtype (the input's, or fp32 for a 16-bit input)
+    param_dtype = bias_dtype if weight is None else weight.dtype
+    if M == 0 or N == 0 or not (grad_x or parts):  # sums over no rows are zeros
+        return dx, torch.zeros((parts, N), dtype=param_dtype, device=x2d.device)
+    out = torch.empty((parts, N), dtype=param_dtype, device=x2d.device)
+
     config = config or backward_config(N, x2d.element_size())
     kind, block, rows, num_warps, per_sm = config[:5]
     # a persistent grid: every program resident at once, each with a block of rows
     programs = programs or sm_count(x2d.device.index) * per_sm
     programs, rows_per_program = backward_grid(M, rows, programs)
-
-    dx = torch.empty_like(x2d)
-    out = torch.empty((2, N), dtype=weight.dtype, device=x2d.device)  # dW, then dB
     if kind == "row" and programs == 1:
-        # one program: its sums are the answer, so it writes them straight to `out`
-        bwd_row[(1,)](x2d, dy2d, dx, weight, stats, out, M, rows_per_program,
-                      N=N, BLOCK_N=block, ROWS=rows, PREFETCH=config[5],
-                      num_warps=num_warps)
-        return dx, out[0], out[1]
-    part = torch.empty((2, programs, N), dtype=torch.float32, device=x2d.device)
-    if kind == "row":
-        bwd_row[(programs,)](x2d, dy2d, dx, weight, stats, part, M, rows_per_program,
-                             N=N, BLOCK_N=block, ROWS=rows, PREFETCH=config[5],
-                             num_warps=num_warps)
+        part = out  # one program: its sums are the answer, so it writes them straight to `out`
     else:
-        bwd_chunked[(programs,)](x2d, dy2d, dx, weight, stats, part, M,
-                                 rows_per_program, N=N, CHUNK=block, ROWS=rows,
-                                 num_warps=num_warps)
-    # one small launch sums both halves and casts to the weight's dtype; torch would
-    # need a sum and a cast for each of dW and dB (four launches)
-    reduce_n = 64 if N > 2048 else 32
-    sum_partials[(triton.cdiv(N, reduce_n), 2)](
-        part, out, programs, N, BLOCK_P=32, BLOCK_N=reduce_n, num_warps=4)
-    return dx, out[0], out[1]
+        part = torch.empty((parts, programs, N), dtype=torch.float32, device=x2d.device)
+    launch = bwd_row if kind == "row" else bwd_chunked
+    design = {"BLOCK_N": block, "PREFETCH": config[5]} if kind == "row" else {"CHUNK": block}
+    launch[(programs,)](
+        x2d, dy2d, x2d if dx is None else dx, x2d if weight is None else weight, stats,
+        part if parts else x2d, M, rows_per_program,
+        N=N, STRIDE_X=row_stride(x2d), STRIDE_DY=row_stride(dy2d), **design, ROWS=rows,
+        HAS_W=weight is not None, GRAD_X=grad_x, GRAD_W=grad_w, GRAD_B=grad_b,
+        num_warps=num_warps)
+    if parts and part is not out:
+        # one small launch sums every part and casts to the parameters' dtype; torch
+        # would need a sum and a cast for each of dW and dB (four launches)
+        reduce_n = 64 if N > 2048 else 32
+        sum_partials[(triton.cdiv(N, reduce_n), parts)](
+            part, out, programs, N, BLOCK_P=32, BLOCK_N=reduce_n, num_warps=4)
+    return dx, out
 # --8<-- [end:fast_backward_launch]
 
 
 # --8<-- [start:fast_autograd]
+def save_for_backward(ctx, inputs, output):
+    x2d, weight, bias, _ = inputs
+    ctx.save_for_backward(x2d, weight, output[1])
+    ctx.bias_dtype = None if bias is None else bias.dtype
+    ctx.mark_non_differentiable(output[1])  # the statistics are a by-product
+
+
+def backward(ctx, dy2d, _):
+    x2d, weight, stats = ctx.saved_tensors
+    needs = ctx.needs_input_grad[:3]
+    # traced by torch.compile: the registered operator; eager: the launch itself
+    run = layer_norm_bwd if torch.compiler.is_compiling() else backward_rows
+    dx, dparams = run(dy2d, x2d, weight, stats, ctx.bias_dtype, list(needs))
+    parts = iter(dparams)  # dW, then dB: the rows that were asked for
+    return (dx if needs[0] else None, next(parts) if needs[1] else None,
+            next(parts) if needs[2] else None, None)
+
+
 class LayerNormFastFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, weight, bias, eps):
-        x2d = x.reshape(-1, x.shape[-1])
-        if not x2d.is_contiguous():
-            x2d = x2d.contiguous()
-        y, stats = forward_rows(x2d, weight.contiguous(), bias.contiguous(), eps)
-        ctx.save_for_backward(x2d, weight, stats)
-        return y.view(x.shape)
-
-    @staticmethod
-    def backward(ctx, dy):
-        x2d, weight, stats = ctx.saved_tensors
-        dy2d = dy.reshape(x2d.shape)
-        if not dy2d.is_contiguous():
-            dy2d = dy2d.contiguous()
-        dx, dw, db = backward_rows(dy2d, x2d, weight.contiguous(), stats)
-        return dx.view(dy.shape), dw, db, None
-
-
-def layer_norm_fast(x, normalized_shape, weight, bias, eps=1e-5):
-    """F.layer_norm over the last dimension, with the fast Triton kernels."""
-    # before any allocation or launch
-    check_inputs(x, normalized_shape, weight, bias, eps)
-    return LayerNormFastFunction.apply(x, weight, bias, eps)
+    """The eager path: forward_rows and backward_rows under autograd, without the
+    operator's dispatch."""
+    forward = staticmethod(lambda x2d, weight, bias, eps: forward_rows(x2d, weight, bias, eps))
+    setup_context = staticmethod(save_for_backward)
+    # its backward computes with kernels autograd cannot see: differentiable once
+    backward = staticmethod(once_differentiable(backward))
 # --8<-- [end:fast_autograd]
+
+
+# --8<-- [start:fast_ops]
+# The same two steps as PyTorch operators, for torch.compile: Dynamo records one opaque call
+# (it would otherwise trace into the launch code and break the graph), the fake functions tell
+# it the outputs' shapes, and the forward's autograd formula is the one above.
+@torch.library.custom_op(f"{dropin.NAMESPACE}::layer_norm_fwd", mutates_args=())
+def layer_norm_fwd(x2d: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
+                   eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    return forward_rows(x2d, weight, bias, eps)
+
+
+@layer_norm_fwd.register_fake
+def _(x2d, weight, bias, eps):
+    return x2d.new_empty(x2d.shape), x2d.new_empty((2, x2d.shape[0]), dtype=torch.float32)
+
+
+@torch.library.custom_op(f"{dropin.NAMESPACE}::layer_norm_bwd", mutates_args=())
+def layer_norm_bwd(dy2d: torch.Tensor, x2d: torch.Tensor, weight: Optional[torch.Tensor],
+                   stats: torch.Tensor, bias_dtype: Optional[torch.dtype], needs: list[bool]
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """dx (empty when not asked for) and the asked-for rows of (dW, dB) as one tensor: an
+    operator's outputs are tensors, none of them a view of another."""
+    dx, dparams = backward_rows(dy2d, x2d, weight, stats, bias_dtype, needs)
+    return x2d.new_empty(0) if dx is None else dx, dparams
+
+
+@layer_norm_bwd.register_fake
+def _(dy2d, x2d, weight, stats, bias_dtype, needs):
+    parts = (needs[1] and weight is not None) + (needs[2] and bias_dtype is not None)
+    dtype = bias_dtype if weight is None else weight.dtype
+    return (x2d.new_empty(x2d.shape if needs[0] else 0),
+            x2d.new_empty((parts, x2d.shape[1]), dtype=dtype))
+
+
+layer_norm_fwd.register_autograd(backward, setup_context=save_for_backward)
+layer_norm_bwd.register_autograd(dropin.differentiable_once("layer_norm_fast"))
+# --8<-- [end:fast_ops]
+
+
+# --8<-- [start:fast_entry]
+def layer_norm_fast(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """F.layer_norm, with the fast Triton kernels: the same arguments, the same results."""
+    shape = check_inputs(input, normalized_shape, weight, bias, eps)  # before any launch
+    if not dropin.on_kernels(input, weight, bias):  # float64, or a device without the kernels
+        return F.layer_norm(input, shape, weight, bias, eps)
+    x2d = dropin.rows_view(input, len(shape))  # a view when the rows are evenly spaced
+    w, b = dropin.flat(weight), dropin.flat(bias)
+    how = dropin.path(input, weight, bias)
+    if how == "op":
+        y = layer_norm_fwd(x2d, w, b, float(eps))[0]
+    elif how == "autograd":
+        y = LayerNormFastFunction.apply(x2d, w, b, float(eps))[0]
+    else:
+        y = forward_rows(x2d, w, b, float(eps))[0]
+    return y.view(input.shape)
+
+
+class LayerNormFast(torch.nn.LayerNorm):
+    """torch.nn.LayerNorm with the fast kernels: the same arguments, parameters and
+    state_dict keys; only forward changes."""
+
+    def forward(self, input):
+        return layer_norm_fast(input, self.normalized_shape, self.weight, self.bias, self.eps)
+# --8<-- [end:fast_entry]

@@ -11,6 +11,10 @@ Written here rather than taken from a library because Triton exposes no public "
 object; what it calls internally (CompiledKernel.run with the packed metadata) is used as
 JITFunction.run uses it in Triton 3.6.
 
+Several GPUs: a compiled kernel belongs to one device. The cache key holds the device of the
+first tensor argument, and the launch goes to that device's current stream, under that device
+when it is not the current one (the launcher's CUDA context is the current device's).
+
 Under TRITON_INTERPRET=1 (the CPU tests) every call goes through the interpreter as usual.
 """
 
@@ -49,6 +53,11 @@ def _specialization(args):
     return tuple([_KEY_BY_TYPE.get(type(a), _key_of)(a) for a in args])
 
 
+def cache_key(device_index, args, meta):
+    """One compiled kernel per device, specialization and set of compile-time constants."""
+    return (device_index, _specialization(args), *meta.items())
+
+
 class DirectLauncher:
     """launcher[grid](*args, **meta) with the meaning of kernel[grid](*args, **meta).
 
@@ -74,7 +83,14 @@ class DirectLauncher:
                             "other tl.constexpr parameters by name")
         if INTERPRETED:
             return self.kernel[grid](*args, **meta)
-        key = (_specialization(args), *meta.items())
+        device = args[0].device.index  # every kernel here takes a tensor first
+        if device != torch.cuda.current_device():
+            with torch.cuda.device(device):
+                return self.launch_on(device, grid, args, meta)
+        return self.launch_on(device, grid, args, meta)
+
+    def launch_on(self, device, grid, args, meta):
+        key = cache_key(device, args, meta)
         entry = self.compiled.get(key)
         if entry is None:
             compiled = self.kernel[grid](*args, **meta)  # the JIT's path: compile or load, then launch
@@ -84,7 +100,7 @@ class DirectLauncher:
             return compiled
         compiled, constants = entry
         hook = knobs.runtime.launch_enter_hook
-        stream = self.stream_of(torch.cuda.current_device())
+        stream = self.stream_of(device)
         grid = (*grid, 1, 1)
         compiled.run(grid[0], grid[1], grid[2], stream, compiled.function, compiled.packed_metadata,
                      compiled.launch_metadata(grid, stream, *args, *constants) if hook else None,
