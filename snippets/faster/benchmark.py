@@ -54,7 +54,7 @@ def _provider_fn(op, name):
             return lambda x, w, b: rms_norm(x, w, RMS_EPS)
         if name == "fast":
             from rmsnorm.fast import rms_norm_fast
-            return lambda x, w, b: rms_norm_fast(x, w, RMS_EPS)
+            return lambda x, w, b: rms_norm_fast(x, (x.shape[-1],), w, RMS_EPS)
         if name in ("torch", "compile"):
             fn = lambda x, w, b: F.rms_norm(x, (x.shape[-1],), w, RMS_EPS)  # noqa: E731
             return torch.compile(fn, dynamic=False) if name == "compile" else fn
@@ -128,6 +128,165 @@ def host_tasks(op, name, M, N, dtype, protocol):
             return bench.host_us(make_step(op, _provider_fn(op, name), M, N, dtype, key), protocol)
         tasks[(op, name, M, N, _dtype_name(dtype), key, "host")] = one
     return tasks
+
+
+# Host cost where a model calls the norm with few rows (decoding, small batches): issue 20's grid and
+# targets, the fast call's host cost over eager PyTorch's (F.layer_norm / F.rms_norm) at each shape
+HOST_M = (1, 8, 64, 512)
+HOST_N = (2048, 4096, 8192)
+HOST_TARGETS = {"fwd": 1.2, "fwd_bwd": 1.5}
+STEPS_SHAPE = (8, 4096)  # the shape whose call is taken apart step by step (host_step_tasks)
+
+
+class _Identity(torch.autograd.Function):
+    """The autograd machinery alone: a Python forward and backward that launch nothing."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy
+
+
+def _fast_calls(op, M, N, dtype):
+    """{step: callable} for each step of one fast call, on bf16 inputs of (M, N)."""
+    from normkit import dropin
+    fast = _fast_module(op)
+    x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
+    xd, wd, bd = (t.detach() for t in (x, w, b))
+    elt = xd.element_size()
+    kind, block, rows, num_warps = fast.forward_config(N, elt)
+    meta = {"N": N, "STRIDE": N, ("BLOCK_N" if kind == "row" else "CHUNK"): block, "ROWS": rows,
+            "HAS_W": True, "num_warps": num_warps}
+    launcher = fast.fwd_row if kind == "row" else fast.fwd_chunked
+    y = torch.empty_like(xd)
+    fn, torch_fn = _provider_fn(op, "fast"), _provider_fn(op, "torch")
+    if op == "layernorm":
+        saved = torch.empty((2, M), device="cuda")
+        checks = lambda: fast.check_inputs(xd, (N,), wd, bd, LN_EPS)  # noqa: E731
+        allocate = lambda: (xd.new_empty((M, N)), torch.empty((2, M), device="cuda"))  # noqa: E731
+        launch = lambda: launcher[(-(-M // rows),)](xd, y, wd, bd, saved, M, LN_EPS, HAS_B=True, **meta)  # noqa: E731
+        forward_rows = lambda: fast.forward_rows(xd, wd, bd, LN_EPS)  # noqa: E731
+        saved = forward_rows()[1]
+        backward_rows = lambda: fast.backward_rows(dy, xd, wd, saved)  # noqa: E731
+    else:
+        saved = torch.empty(M, device="cuda")
+        checks = lambda: fast.check_inputs(xd, (N,), wd, RMS_EPS)  # noqa: E731
+        allocate = lambda: (xd.new_empty((M, N)), torch.empty(M, device="cuda"))  # noqa: E731
+        launch = lambda: launcher[(-(-M // rows),)](xd, y, wd, saved, M, RMS_EPS, **meta)  # noqa: E731
+        forward_rows = lambda: fast.forward_rows(xd, wd, RMS_EPS)  # noqa: E731
+        saved = forward_rows()[1]
+        backward_rows = lambda: fast.backward_rows(dy, xd, wd, saved)  # noqa: E731
+    xi = torch.randn(M, N, device="cuda", requires_grad=True)
+    return {
+        "synchronize": lambda: None,  # every figure includes one synchronization: this is it alone
+        "checks": checks,
+        "views": lambda: (dropin.rows_view(xd, 1), dropin.flat(wd), dropin.path(xd, wd)),
+        "allocate": allocate,
+        "launch": launch,
+        "forward_rows": forward_rows,
+        "call": lambda: fn(xd, wd, bd),
+        "torch_call": lambda: torch_fn(xd, wd, bd),
+        "autograd_forward": lambda: fn(x, w, b),
+        "backward_rows": backward_rows,
+        "autograd_identity": lambda: torch.autograd.grad(_Identity.apply(xi), xi, xi),
+        "call_fwd_bwd": lambda: torch.autograd.grad(fn(x, w, b), params, dy),
+        "torch_fwd_bwd": lambda: torch.autograd.grad(torch_fn(x, w, b), params, dy),
+    }
+
+
+def host_step_tasks(op, protocol, shape=STEPS_SHAPE, dtype=torch.bfloat16):
+    """{(op, step): one repetition} of the host cost of each step of one fast call (bench.host_us)."""
+    holder = {}
+
+    def calls():
+        if "calls" not in holder:
+            holder["calls"] = _fast_calls(op, *shape, dtype)
+        return holder["calls"]
+
+    steps = ("synchronize", "checks", "views", "allocate", "launch", "forward_rows", "call", "torch_call",
+             "autograd_forward", "backward_rows", "autograd_identity", "call_fwd_bwd", "torch_fwd_bwd")
+    return {(op, step): (lambda step=step: bench.host_us(lambda: calls()[step], protocol)) for step in steps}
+
+
+# A Llama-style training step (forward, loss, gradients of every parameter) with Hugging Face's
+# LlamaRMSNorm (eager), the fast kernels swapped in (faster.models.use_fast_norms) and Liger-Kernel's
+# RMSNorm swapped in the same way. Random weights, the same for all three; bf16.
+LLAMA_SHAPES = ((2048, 5632), (4096, 11008))  # hidden size, MLP size
+LLAMA = {"layers": 2, "batch": 2, "seq": 2048, "vocab": 32000, "head_dim": 128}
+MODEL_PROVIDERS = ("torch", "fast", "liger")
+# a step takes milliseconds: fewer replays per repetition than the kernels' protocol
+MODEL_PROTOCOL = bench.Protocol(warmup_calls=3, samples=5, calls_per_sample=2, repeats=3, max_copies=1)
+
+
+def llama_model(hidden, intermediate, provider, llama=LLAMA):
+    """A bf16 LlamaForCausalLM on the GPU with the provider's RMSNorm; ImportError without the package."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from faster import models
+    heads = hidden // llama["head_dim"]
+    config = LlamaConfig(hidden_size=hidden, intermediate_size=intermediate, num_hidden_layers=llama["layers"],
+                         num_attention_heads=heads, num_key_value_heads=heads, vocab_size=llama["vocab"],
+                         max_position_embeddings=llama["seq"], attn_implementation="sdpa")
+    torch.manual_seed(0)  # the same weights for every provider
+    with torch.device("cuda"):
+        model = LlamaForCausalLM(config).to(torch.bfloat16)
+    if provider == "fast":
+        models.use_fast_norms(model)
+    elif provider == "liger":
+        from liger_kernel.transformers.rms_norm import LigerRMSNorm
+        code = models.llama_norm_code()
+        models.replace_modules(model, lambda m: models.rms_norm_like(m, LigerRMSNorm)
+                               if models.is_llama_rms_norm(m, code) else None)
+    return model
+
+
+def llama_step(model, ids):
+    """One training step's computation: the loss and the gradient of every parameter."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    loss = model(input_ids=ids, labels=ids).loss
+    return loss, torch.autograd.grad(loss, params)
+
+
+def llama_tasks(protocol, shapes=LLAMA_SHAPES, llama=LLAMA):
+    """{(provider, hidden): one repetition of the step's GPU time, µs}, and an agreement function that
+    returns each provider's loss and its gradients' largest relative difference from eager's."""
+    models_by = {}
+
+    def model(provider, hidden, intermediate):
+        if (provider, hidden) not in models_by:
+            models_by[(provider, hidden)] = llama_model(hidden, intermediate, provider, llama)
+        return models_by[(provider, hidden)]
+
+    g = torch.Generator(device="cuda").manual_seed(1)
+    ids = torch.randint(0, llama["vocab"], (llama["batch"], llama["seq"]), device="cuda", generator=g)
+    tasks = {}
+    for hidden, intermediate in shapes:
+        for provider in MODEL_PROVIDERS:
+            def one(provider=provider, hidden=hidden, intermediate=intermediate):
+                m = model(provider, hidden, intermediate)
+                return bench.gpu_us(lambda: (lambda: llama_step(m, ids)), 1, protocol)
+            tasks[(provider, hidden)] = one
+
+    def agreement():
+        out = []
+        for hidden, intermediate in shapes:
+            ref_loss, ref_grads = llama_step(model("torch", hidden, intermediate), ids)
+            for provider in MODEL_PROVIDERS:
+                try:
+                    loss, grads = llama_step(model(provider, hidden, intermediate), ids)
+                except Exception as e:  # noqa: BLE001 - a missing package: recorded, shown as missing
+                    out.append({"provider": provider, "hidden": hidden, "error": bench.error_text(e)})
+                    continue
+                rel = max(((a.float() - r.float()).norm() / r.float().norm().clamp_min(1e-30)).item()
+                          for a, r in zip(grads, ref_grads))
+                out.append({"provider": provider, "hidden": hidden, "loss": loss.item(),
+                            "eager_loss": ref_loss.item(), "max_grad_rel_diff": rel})
+        models_by.clear()
+        return out
+    return tasks, agreement
 
 
 def rows_from(figures, kinds=("gpu",)):
@@ -289,10 +448,13 @@ def measure(quick=False):
     if quick:
         protocol, M, target_n, sweep_n, dw_shape = bench.QUICK, 2048, (1024,), (512, 1024), (4096, 512)
         sweep_total, other_points, compile_n = 2**20, ((512, "fp32"),), ()
+        host_m, host_n, model_protocol = (1, 64), (2048,), bench.QUICK
+        llama_shapes, llama = ((256, 512),), {**LLAMA, "seq": 256}
     else:
         protocol, M, target_n, sweep_n, dw_shape = bench.PROTOCOL, 32768, tuple(n for _, n in TARGET_SHAPES), \
             BUILD_SWEEP_N, (32768, 4096)
         sweep_total, other_points, compile_n = SWEEP_TOTAL, OTHER_DTYPE_POINTS, COMPILE_SWEEP_N
+        host_m, host_n, model_protocol, llama_shapes, llama = HOST_M, HOST_N, MODEL_PROTOCOL, LLAMA_SHAPES, LLAMA
     first = [p for p in PROVIDERS if p != "compile"]
     seconds, start = {}, time.perf_counter()
 
@@ -319,6 +481,20 @@ def measure(quick=False):
                 tasks |= gpu_tasks(op, name, sweep_m(n, sweep_total, other), n, other, protocol)
     figures = bench.measure_all(tasks, protocol)
     lap("timing")
+    # host cost at few rows: the grid against eager PyTorch, then one call taken apart step by step
+    host_grid = {}
+    for op in OPS:
+        for m in host_m:
+            for n in host_n:
+                for name in ("fast", "torch"):
+                    host_grid |= host_tasks(op, name, m, n, dtype, protocol)
+    host_grid = bench.measure_all(host_grid, protocol)
+    steps = bench.measure_all({k: v for op in OPS for k, v in host_step_tasks(op, protocol).items()}, protocol)
+    lap("host")
+    llama_timing, llama_agreement = llama_tasks(model_protocol, llama_shapes, llama)
+    llama_figures = bench.measure_all(llama_timing, model_protocol)
+    agreement = llama_agreement()
+    lap("llama")
     # torch.compile last and shape by shape: its compilations take the longest (the quick run skips them)
     compiled = {}
     for op in OPS if not quick else ():
@@ -369,6 +545,13 @@ def measure(quick=False):
         "sweep": {op: chosen(op, in_sweep) for op in OPS},
         "small": small_rows,
         "dw_error": dw, "profile": profiles,
+        "host_targets": HOST_TARGETS,
+        "host_grid": rows_from(host_grid, kinds=("host",)),
+        "host_steps": {"M": STEPS_SHAPE[0], "N": STEPS_SHAPE[1], "dtype": bf16,
+                       "steps": [{"op": op, "step": step, "host_us": fig} for (op, step), fig in steps.items()]},
+        "llama": {"config": llama, "shapes": [list(s) for s in llama_shapes], "protocol": bench.protocol_record(model_protocol),
+                  "steps": [{"provider": p, "hidden": h, "gpu_us": fig} for (p, h), fig in llama_figures.items()],
+                  "agreement": agreement},
         "seconds": {**seconds, "total": round(time.perf_counter() - start, 1)},
     }
 

@@ -278,74 +278,6 @@ def host_share(op, calls=300):
     return out
 
 
-class _Identity(torch.autograd.Function):
-    """The autograd machinery alone: a Python forward and backward that launch nothing."""
-
-    @staticmethod
-    def forward(ctx, x):
-        return x.view_as(x)
-
-    @staticmethod
-    def backward(ctx, dy):
-        return dy
-
-
-def host_breakdown(op, calls=300):
-    """Host time of each step of a fast fwd+bwd call at 128x257 fp32: the minimum over `calls`
-    calls of each step alone (host time only: the GPU is synchronized outside the timed region)."""
-    fast = fast_module(op)
-    x, w, b, dy, params = _inputs(op, 128, 257, torch.float32, grad=True)
-    xd, wd, bd = (t.detach() for t in (x, w, b))
-    if op == "layernorm":
-        fwd = lambda: fast.forward_rows(xd, wd, bd, LN_EPS)  # noqa: E731
-        saved = fwd()[1]
-        bwd = lambda: fast.backward_rows(dy, xd, wd, saved)  # noqa: E731
-        check = lambda: fast.check_inputs(x, (257,), w, b, LN_EPS)  # noqa: E731
-        y, stats = torch.empty_like(xd), torch.empty((2, 128), device="cuda")
-        cfg = fast.forward_config(257, 4)
-        args = (xd, y, wd, bd, stats, 128, LN_EPS)
-        jit = lambda: fast.ln_fast_fwd_kernel[(triton.cdiv(128, cfg[2]),)](  # noqa: E731
-            *args, N=257, BLOCK_N=cfg[1], ROWS=cfg[2], num_warps=cfg[3])
-        direct = lambda: fast.fwd_row[(triton.cdiv(128, cfg[2]),)](  # noqa: E731
-            *args, N=257, BLOCK_N=cfg[1], ROWS=cfg[2], num_warps=cfg[3])
-    else:
-        fwd = lambda: fast.forward_rows(xd, wd, RMS_EPS)  # noqa: E731
-        saved = fwd()[1]
-        bwd = lambda: fast.backward_rows(dy, xd, wd, saved)  # noqa: E731
-        check = lambda: fast.check_inputs(x, w, RMS_EPS)  # noqa: E731
-        y, rstd = torch.empty_like(xd), torch.empty(128, device="cuda")
-        cfg = fast.forward_config(257, 4)
-        args = (xd, y, wd, rstd, 128, RMS_EPS)
-        jit = lambda: fast.rms_fast_fwd_kernel[(triton.cdiv(128, cfg[2]),)](  # noqa: E731
-            *args, N=257, BLOCK_N=cfg[1], ROWS=cfg[2], num_warps=cfg[3])
-        direct = lambda: fast.fwd_row[(triton.cdiv(128, cfg[2]),)](  # noqa: E731
-            *args, N=257, BLOCK_N=cfg[1], ROWS=cfg[2], num_warps=cfg[3])
-    fn = _provider_fn(op, "fast")
-    torch_fn = _provider_fn(op, "torch")
-    xi = torch.randn(128, 257, device="cuda", requires_grad=True)
-    steps = {
-        "check_inputs": check, "empty_like": lambda: torch.empty_like(xd), "jit_launch": jit,
-        "direct_launch": direct, "forward_rows": fwd, "backward_rows": bwd,
-        "forward_call": lambda: fn(x, w, b),
-        "fwd_bwd_call": lambda: torch.autograd.grad(fn(x, w, b), params, dy),
-        "identity_fwd_bwd": lambda: torch.autograd.grad(_Identity.apply(xi), xi, xi),
-        "torch_fwd_bwd": lambda: torch.autograd.grad(torch_fn(x, w, b), params, dy),
-    }
-    out = {"op": op}
-    for name, step in steps.items():
-        for _ in range(10):
-            step()
-        best = float("inf")
-        for _ in range(calls):
-            torch.cuda.synchronize()
-            t = time.perf_counter()
-            step()
-            best = min(best, time.perf_counter() - t)
-        out[name] = 1e6 * best
-    torch.cuda.synchronize()
-    return out
-
-
 def table_from(results, op):
     """The tuned table: the fastest configuration of each pass at each N, per-N entries only."""
     table = {"forward": {}, "backward": {}}
@@ -467,7 +399,6 @@ def main(argv=None):
                 report["providers"] += providers_at(op, n, copy, dtype, ["fast", *others], plain=False)
     save()
     report["host"] = [row for op in OPS for row in host_share(op)]
-    report["host_breakdown"] = [host_breakdown(op) for op in OPS]
     save()
     print(f"# other dtypes and host share done at {time.time() - t0:.0f} s", flush=True)
     for n in COMPILE_N:
@@ -498,7 +429,7 @@ def summary(report):
         plain = f" ({f['fwd_bwd_plain_pct']:.0f})" if "fwd_bwd_plain_pct" in f else ""
         print(f"{op[:3]} {n:5d} {f['fwd_gpu_pct']:5.1f} {f['fwd_bwd_gpu_pct']:5.1f}{plain} | "
               f"{best['fwd'][1]} {best['fwd'][0]:.1f} {best['fwd_bwd'][1]} {best['fwd_bwd'][0]:.1f}")
-    for h in report.get("host", []) + report.get("host_breakdown", []):
+    for h in report.get("host", []):
         print("host", json.dumps({k: (round(v, 1) if isinstance(v, float) else v) for k, v in h.items()}))
 
 

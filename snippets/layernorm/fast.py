@@ -602,7 +602,8 @@ class LayerNormFastFunction(torch.autograd.Function):
 # --8<-- [start:fast_ops]
 # The same two steps as PyTorch operators, for torch.compile: Dynamo records one opaque call
 # (it would otherwise trace into the launch code and break the graph), the fake functions tell
-# it the outputs' shapes, and the forward's autograd formula is the one above.
+# it the outputs' shapes, and the forward's autograd formula is the one above (differentiable
+# once, as in eager).
 @torch.library.custom_op(f"{dropin.NAMESPACE}::layer_norm_fwd", mutates_args=())
 def layer_norm_fwd(x2d: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
                    eps: float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -632,8 +633,7 @@ def _(dy2d, x2d, weight, stats, bias_dtype, needs):
             x2d.new_empty((parts, x2d.shape[1]), dtype=dtype))
 
 
-layer_norm_fwd.register_autograd(backward, setup_context=save_for_backward)
-layer_norm_bwd.register_autograd(dropin.differentiable_once("layer_norm_fast"))
+layer_norm_fwd.register_autograd(once_differentiable(backward), setup_context=save_for_backward)
 # --8<-- [end:fast_ops]
 
 

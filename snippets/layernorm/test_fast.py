@@ -14,9 +14,9 @@ import torch.nn.functional as F
 
 from layernorm import fast
 
-from layernorm.fast import ContractError, layer_norm_fast
+from layernorm.fast import layer_norm_fast
 from normkit.runtime import DEVICE, INTERPRETED
-from normkit.testing import DTYPES, assert_close, poison_allocator
+from normkit.testing import DTYPES, TOL, assert_close, poison_allocator
 
 
 def check(shape, dtype, seed=0):
@@ -56,13 +56,13 @@ def test_three_dim_input(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_widest_rows_interpreter_sized(dtype):
-    check((5, 16384), dtype)  # the widest N accepted, with few rows
+    check((5, 16384), dtype)  # the widest tuned N, with few rows
 
 
 @pytest.mark.parametrize("design", ["row", "chunked"])
 def test_rows_far_from_zero(design):
-    # the chunked forward's variance is E[(x-K)^2] - E[x-K]^2 with K the row's first element:
-    # a mean of 1000 and a spread of 1 must not cancel away (neither in the one-pass row design)
+    # a mean of 1000 and a spread of 1 must not cancel away: neither in the row design's two
+    # passes over the registers nor in the chunked design's running (Welford) statistics
     g = torch.Generator().manual_seed(1)
     x = (1000 + torch.randn(6, 1000, generator=g)).to(DEVICE)
     w, b = torch.ones(1000, device=DEVICE), torch.zeros(1000, device=DEVICE)
@@ -70,6 +70,21 @@ def test_rows_far_from_zero(design):
     y, _ = fast.forward_rows(x, w, b, 1e-5, config=config)
     ref = F.layer_norm(x.double(), (1000,), w.double(), b.double(), 1e-5)
     assert (y.double() - ref).abs().max().item() < 1e-3
+
+
+def test_chunked_statistics_ignore_which_element_comes_first():
+    # a massive activation in column 0: a shift by x[0] would lose the variance's low digits
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 3000, generator=g)
+    x[:, 0] = 3e4
+    x = x.to(DEVICE)
+    config = ("chunked", 1024, 2, 4)  # the partial last chunk included (3000 = 2 * 1024 + 952)
+    y, _ = fast.forward_rows(x, None, None, 1e-5, config=config)
+    ref = F.layer_norm(x.double(), (3000,), eps=1e-5)
+    scale = ref.abs().max().item()
+    assert (y.double() - ref).abs().max().item() <= TOL[torch.float32] * scale
+    y_rolled, _ = fast.forward_rows(x.roll(1500, dims=1).contiguous(), None, None, 1e-5, config=config)
+    assert (y_rolled.roll(-1500, dims=1).double() - ref).abs().max().item() <= TOL[torch.float32] * scale
 
 
 def test_non_contiguous_input():
@@ -120,44 +135,3 @@ def test_large_shapes(shape, dtype):
 @pytest.mark.skipif(not INTERPRETED, reason="the GPU runs the full-size case in test_large_shapes")
 def test_many_rows_interpreter_sized():
     check((2048, 32), torch.bfloat16)  # many rows per program: the fp32 accumulation at work
-
-
-def inputs(n=8, dtype=torch.float32):
-    return (torch.randn(4, n, device=DEVICE, dtype=dtype),
-            torch.randn(n, device=DEVICE, dtype=dtype), torch.randn(n, device=DEVICE, dtype=dtype))
-
-
-@pytest.mark.parametrize(
-    "change, words",
-    [
-        (lambda x, w, b: (x.to(torch.float64), w.double(), b.double(), (8,)), "dtype torch.float64"),
-        (lambda x, w, b: (x.int(), w, b, (8,)), "dtype torch.int32"),
-        (lambda x, w, b: (x, w[:4], b, (8,)), "weight has shape (4,)"),
-        (lambda x, w, b: (x, w, b[:4], (8,)), "bias has shape (4,)"),
-        (lambda x, w, b: (x, w.half(), b, (8,)), "weight has dtype torch.float16"),
-        (lambda x, w, b: (x, w, b, (4, 8)), "normalized_shape"),
-        (lambda x, w, b: (x[:0], w, b, (8,)), "no elements"),
-        (lambda x, w, b: (x, None, b, (8,)), "weight must be a tensor"),
-        (lambda x, w, b: (x.sum(), w, b, (8,)), "0-d"),
-    ],
-)
-def test_bad_inputs_are_refused(change, words):
-    x, w, b, shape = change(*inputs())
-    with pytest.raises(ContractError, match=words.replace("(", r"\(").replace(")", r"\)")):
-        layer_norm_fast(x, shape, w, b)
-
-
-def test_too_wide_and_bad_eps_are_refused():
-    x, w, b = inputs(16385)
-    with pytest.raises(ContractError, match="N=16385"):
-        layer_norm_fast(x, (16385,), w, b)
-    x, w, b = inputs()
-    with pytest.raises(ContractError, match="eps"):
-        layer_norm_fast(x, (8,), w, b, eps=float("nan"))
-
-
-def test_wrong_device_is_refused():
-    other = torch.device("meta")
-    x, w, b = (t.to(other) for t in inputs())
-    with pytest.raises(ContractError, match="meta"):
-        layer_norm_fast(x, (8,), w, b)

@@ -7,8 +7,9 @@ import torch
 import triton
 import triton.language as tl
 
+from normkit import direct_launch
 from normkit.direct_launch import DirectLauncher
-from normkit.runtime import DEVICE
+from normkit.runtime import DEVICE, INTERPRETED
 
 
 @triton.jit
@@ -30,3 +31,23 @@ def test_constexpr_by_position_is_refused():
     with pytest.raises(TypeError, match="pass N"):
         DirectLauncher(fill_kernel)[(1,)](out, 2.0, 16)
     assert out.eq(0.0).all()
+
+
+def test_cache_key_holds_the_device():
+    # a kernel compiled for one GPU must not be launched for a tensor on another
+    args = (torch.zeros(16), 2.0)
+    assert direct_launch.cache_key(0, args, {"N": 16}) != direct_launch.cache_key(1, args, {"N": 16})
+    assert direct_launch.cache_key(1, args, {"N": 16}) == direct_launch.cache_key(1, args, {"N": 16})
+
+
+@pytest.mark.skipif(INTERPRETED or torch.cuda.device_count() < 2, reason="needs two CUDA GPUs")
+def test_each_device_gets_its_own_kernel_and_stream():
+    launcher = DirectLauncher(fill_kernel)
+    outs = [torch.zeros(16, device=f"cuda:{i}") for i in (0, 1)]
+    for _ in range(2):  # the second round launches the cached kernels directly
+        for i, out in enumerate(outs):
+            launcher[(1,)](out, float(i + 1), N=16)  # the current device stays cuda:0
+    assert torch.cuda.current_device() == 0
+    for i, out in enumerate(outs):
+        assert out.eq(i + 1).all(), (i, out)
+    assert {key[0] for key in launcher.compiled} == {0, 1}

@@ -18,40 +18,54 @@ for a static shape. Launch configurations come from tables a tuning run on an H2
 every width (snippets/faster/tune.py); the compiled kernels are launched directly
 (normkit.direct_launch).
 
-Inputs: float32, float16 or bfloat16, any number of leading dimensions, N up to 16384.
-Offsets are 64-bit: more than 2**31 elements are fine.
+A drop-in for F.rms_norm (same signature): what it accepts, rms_norm_fast accepts, with the
+same result dtype (the input's). Any normalized_shape of trailing dimensions, any leading
+dimensions, empty batches, no weight, a weight of another float dtype than the input (fp32
+weights with bf16 activations); eps=None is the input dtype's machine epsilon, as in PyTorch.
+Rows wider than the tuned range take the chunked design; rows a constant stride apart (a slice
+of wider rows) are read in place. float64, and tensors on a device the kernels do not run on,
+are computed by F.rms_norm itself. What PyTorch refuses is refused with a ContractError that
+names the problem, before any launch. Offsets are 64-bit: more than 2**31 elements are fine.
+
+For torch.compile the two steps are PyTorch operators (torch.ops.normkernels.rms_norm_fwd and
+_bwd, with fake functions and an autograd formula): no graph breaks. RMSNormFast is
+torch.nn.RMSNorm with this forward.
 """
 
 import functools
 import json
-import math
 from pathlib import Path
+from typing import Optional
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
+from normkit import dropin
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
 
 import torch
+import torch.nn.functional as F
 import triton
 import triton.language as tl
+from torch.autograd.function import once_differentiable
 
-__all__ = ["ContractError", "RMSNormFastFunction", "rms_norm_fast", "MAX_N"]
+__all__ = ["ContractError", "RMSNormFast", "RMSNormFastFunction", "rms_norm_fast", "MAX_N"]
 
-MAX_N = 16384
-SUPPORTED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+MAX_N = 16384  # the tuned range; wider rows take the chunked design (WIDE)
 
 
 # --8<-- [start:fast_forward_kernel]
 @triton.jit(do_not_specialize=["M"])  # one compilation per width N, for every M
 def rms_fast_fwd_kernel(
-    X, Y,        # (M, N) contiguous input and output
-    W,           # (N,) weight
+    X, Y,        # (M, N) input, rows STRIDE elements apart, and contiguous output
+    W,           # (N,) weight (any float dtype; unread without HAS_W)
     Rstd,        # (M,) fp32, saved for the backward pass
     M, eps,
     N: tl.constexpr,        # known when compiling: masks and index math fold away
+    STRIDE: tl.constexpr,   # x's row stride: N when contiguous, more for a slice of wider rows
     BLOCK_N: tl.constexpr,  # next power of two >= N: the whole row in registers
     ROWS: tl.constexpr,     # rows per program: short rows packed to move enough bytes
+    HAS_W: tl.constexpr,
 ):
     pid = tl.program_id(0)
     rows = pid * ROWS + tl.arange(0, ROWS)
@@ -59,16 +73,16 @@ def rms_fast_fwd_kernel(
     row_ok = rows < M
     col_ok = cols < N
     mask = row_ok[:, None] & col_ok[None, :]
-    # int64: M * N may pass 2**31
-    offsets = rows.to(tl.int64)[:, None] * N + cols[None, :]
+    rows64 = rows.to(tl.int64)[:, None]  # int64: M * N may pass 2**31
 
-    x = tl.load(X + offsets, mask=mask, other=0.0).to(tl.float32)
-    w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)
+    x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=mask, other=0.0).to(tl.float32)
 
     # masked lanes hold 0: they add nothing
     rstd = tl.rsqrt(tl.sum(x * x, axis=1) / N + eps)
-    y = x * rstd[:, None] * w[None, :]
-    tl.store(Y + offsets, y.to(Y.dtype.element_ty), mask=mask)
+    y = x * rstd[:, None]
+    if HAS_W:
+        y *= tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+    tl.store(Y + rows64 * N + cols[None, :], y.to(Y.dtype.element_ty), mask=mask)
     tl.store(Rstd + rows, rstd, mask=row_ok)
 # --8<-- [end:fast_forward_kernel]
 
@@ -77,14 +91,15 @@ def rms_fast_fwd_kernel(
 @triton.jit(do_not_specialize=["M"])
 def rms_fast_fwd_chunked_kernel(
     X, Y, W, Rstd, M, eps,      # as rms_fast_fwd_kernel
-    N: tl.constexpr,
+    N: tl.constexpr, STRIDE: tl.constexpr,
     CHUNK: tl.constexpr,        # columns per step of the walk along the row
     ROWS: tl.constexpr,
+    HAS_W: tl.constexpr,
 ):
     pid = tl.program_id(0)
     rows = pid * ROWS + tl.arange(0, ROWS)
     row_ok = rows < M
-    starts = rows.to(tl.int64)[:, None] * N  # int64: M * N may pass 2**31
+    rows64 = rows.to(tl.int64)[:, None]  # int64: M * N may pass 2**31
 
     # walk 1: the sum of squares, each lane its own, from memory; evict_last keeps
     # the row in L2 for walk 2
@@ -92,7 +107,7 @@ def rms_fast_fwd_chunked_kernel(
     for start in range(0, N, CHUNK):
         cols = start + tl.arange(0, CHUNK)
         mask = row_ok[:, None] & (cols < N)[None, :]
-        x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
+        x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=mask, other=0.0,
                     eviction_policy="evict_last").to(tl.float32)
         squares += x * x
     rstd = tl.rsqrt(tl.sum(squares, axis=1) / N + eps)
@@ -102,12 +117,13 @@ def rms_fast_fwd_chunked_kernel(
         cols = start + tl.arange(0, CHUNK)
         col_ok = cols < N
         mask = row_ok[:, None] & col_ok[None, :]
-        x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
+        x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=mask, other=0.0,
                     eviction_policy="evict_first").to(tl.float32)
-        w = tl.load(W + cols, mask=col_ok, other=0.0,
-                    eviction_policy="evict_last").to(tl.float32)
-        y = x * rstd[:, None] * w[None, :]
-        tl.store(Y + starts + cols[None, :], y.to(Y.dtype.element_ty), mask=mask)
+        y = x * rstd[:, None]
+        if HAS_W:
+            y *= tl.load(W + cols, mask=col_ok, other=0.0,
+                         eviction_policy="evict_last").to(tl.float32)[None, :]
+        tl.store(Y + rows64 * N + cols[None, :], y.to(Y.dtype.element_ty), mask=mask)
     tl.store(Rstd + rows, rstd, mask=row_ok)
 # --8<-- [end:fast_forward_chunked_kernel]
 
@@ -115,21 +131,24 @@ def rms_fast_fwd_chunked_kernel(
 # --8<-- [start:fast_backward_kernel]
 @triton.jit(do_not_specialize=["M", "rows_per_program"])
 def rms_fast_bwd_kernel(
-    X, DY, DX,   # (M, N): saved input, upstream gradient, gradient out
-    W,           # (N,) weight
+    X, DY, DX,   # (M, N): saved input, upstream gradient (rows STRIDE_X / STRIDE_DY
+                 # apart), contiguous gradient out
+    W,           # (N,) weight (unread without HAS_W)
     Rstd,        # (M,) fp32 from the forward pass
     Part,        # (programs, N): this program writes row pid
     M, rows_per_program,
-    N: tl.constexpr,
+    N: tl.constexpr, STRIDE_X: tl.constexpr, STRIDE_DY: tl.constexpr,
     BLOCK_N: tl.constexpr,
     ROWS: tl.constexpr,      # rows handled per step of the loop
     PREFETCH: tl.constexpr,  # load the next step's x and dy before computing this one
+    HAS_W: tl.constexpr,
+    GRAD_X: tl.constexpr, GRAD_W: tl.constexpr,  # wanted by autograd
 ):
     pid = tl.program_id(0)
     cols = tl.arange(0, BLOCK_N)
     col_ok = cols < N
-    # once per program, not per row
-    w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)
+    if HAS_W:  # once per program, not per row
+        w = tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)
 
     # this program's contiguous block of rows
     first = pid * rows_per_program
@@ -140,38 +159,36 @@ def rms_fast_bwd_kernel(
 
     start = first
     if PREFETCH:
-        rows = start + tl.arange(0, ROWS)
-        mask = (rows < end)[:, None] & col_ok[None, :]
-        offsets = rows.to(tl.int64)[:, None] * N + cols[None, :]
-        x = tl.load(X + offsets, mask=mask, other=0.0)
-        dy = tl.load(DY + offsets, mask=mask, other=0.0)
+        rows = (start + tl.arange(0, ROWS)).to(tl.int64)[:, None]
+        mask = (rows < end) & col_ok[None, :]
+        x = tl.load(X + rows * STRIDE_X + cols[None, :], mask=mask, other=0.0)
+        dy = tl.load(DY + rows * STRIDE_DY + cols[None, :], mask=mask, other=0.0)
     while start < end:
         rows = start + tl.arange(0, ROWS)
         row_ok = rows < end
         mask = row_ok[:, None] & col_ok[None, :]
-        offsets = rows.to(tl.int64)[:, None] * N + cols[None, :]
+        rows64 = rows.to(tl.int64)[:, None]
         if PREFETCH:
             # the next step's loads go out now and arrive while this step computes
-            nxt = rows + ROWS
-            nxt_mask = (nxt < end)[:, None] & col_ok[None, :]
-            nxt_offsets = nxt.to(tl.int64)[:, None] * N + cols[None, :]
-            x_next = tl.load(X + nxt_offsets, mask=nxt_mask, other=0.0)
-            dy_next = tl.load(DY + nxt_offsets, mask=nxt_mask, other=0.0)
+            nxt = rows64 + ROWS
+            nxt_mask = (nxt < end) & col_ok[None, :]
+            x_next = tl.load(X + nxt * STRIDE_X + cols[None, :], mask=nxt_mask, other=0.0)
+            dy_next = tl.load(DY + nxt * STRIDE_DY + cols[None, :], mask=nxt_mask, other=0.0)
         else:
-            x = tl.load(X + offsets, mask=mask, other=0.0)
-            dy = tl.load(DY + offsets, mask=mask, other=0.0)
+            x = tl.load(X + rows64 * STRIDE_X + cols[None, :], mask=mask, other=0.0)
+            dy = tl.load(DY + rows64 * STRIDE_DY + cols[None, :], mask=mask, other=0.0)
         rstd = tl.load(Rstd + rows, mask=row_ok, other=0.0)
 
-        xf = x.to(tl.float32)
         dyf = dy.to(tl.float32)
-        x_hat = xf * rstd[:, None]
-        g = dyf * w[None, :]                       # gradient reaching x_hat
-        # rounded division, like the forward's mean
-        c = tl.math.div_rn(tl.sum(x_hat * g, axis=1), tl.full([], N, tl.float32))
-        dx = (g - x_hat * c[:, None]) * rstd[:, None]
-        tl.store(DX + offsets, dx.to(DX.dtype.element_ty), mask=mask)
-
-        dw += tl.sum(dyf * x_hat, axis=0)  # masked rows hold zeros: they add nothing
+        x_hat = x.to(tl.float32) * rstd[:, None]
+        if GRAD_X:
+            g = dyf * w[None, :] if HAS_W else dyf    # gradient reaching x_hat
+            # rounded division, like the forward's mean
+            c = tl.math.div_rn(tl.sum(x_hat * g, axis=1), tl.full([], N, tl.float32))
+            dx = (g - x_hat * c[:, None]) * rstd[:, None]
+            tl.store(DX + rows64 * N + cols[None, :], dx.to(DX.dtype.element_ty), mask=mask)
+        if GRAD_W:
+            dw += tl.sum(dyf * x_hat, axis=0)  # masked rows hold zeros: they add nothing
         if PREFETCH:
             x = x_next
             dy = dy_next
@@ -179,7 +196,8 @@ def rms_fast_bwd_kernel(
 
     # Part is fp32, or the final dW in the weight's dtype when one program did
     # all the rows
-    tl.store(Part + pid * N + cols, dw.to(Part.dtype.element_ty), mask=col_ok)
+    if GRAD_W:
+        tl.store(Part + pid * N + cols, dw.to(Part.dtype.element_ty), mask=col_ok)
 # --8<-- [end:fast_backward_kernel]
 
 
@@ -189,35 +207,41 @@ def rms_fast_bwd_chunked_kernel(
     X, DY, DX, W, Rstd,   # as rms_fast_bwd_kernel
     Part,          # (programs, N) fp32: row pid is this program's running dW
     M, rows_per_program,
-    N: tl.constexpr,
+    N: tl.constexpr, STRIDE_X: tl.constexpr, STRIDE_DY: tl.constexpr,
     CHUNK: tl.constexpr,   # columns per step of the walk along the row
     ROWS: tl.constexpr,    # rows per step
+    HAS_W: tl.constexpr,
+    GRAD_X: tl.constexpr, GRAD_W: tl.constexpr,
 ):
     pid = tl.program_id(0)
     first = pid * rows_per_program
     end = tl.minimum(first + rows_per_program, M)
     n = tl.full([], N, tl.float32)
+    DW_PART = Part + pid * N  # this program's row of Part
 
     start = first
     while start < end:
         rows = start + tl.arange(0, ROWS)
         row_ok = rows < end
-        starts = rows.to(tl.int64)[:, None] * N
+        rows64 = rows.to(tl.int64)[:, None]
         rstd = tl.load(Rstd + rows, mask=row_ok, other=0.0)
 
         # walk 1: the row sum dx needs, per lane, then across lanes. x and dy come
         # from memory; evict_last keeps them in L2 for walk 2
         s = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
-        for c in range(0, N, CHUNK):
-            cols = c + tl.arange(0, CHUNK)
-            mask = row_ok[:, None] & (cols < N)[None, :]
-            x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
-                        eviction_policy="evict_last")
-            dy = tl.load(DY + starts + cols[None, :], mask=mask, other=0.0,
-                         eviction_policy="evict_last")
-            w = tl.load(W + cols, mask=cols < N, other=0.0,
-                        eviction_policy="evict_last").to(tl.float32)
-            s += x.to(tl.float32) * dy.to(tl.float32) * w[None, :]
+        if GRAD_X:
+            for c in range(0, N, CHUNK):
+                cols = c + tl.arange(0, CHUNK)
+                mask = row_ok[:, None] & (cols < N)[None, :]
+                x = tl.load(X + rows64 * STRIDE_X + cols[None, :], mask=mask, other=0.0,
+                            eviction_policy="evict_last")
+                dy = tl.load(DY + rows64 * STRIDE_DY + cols[None, :], mask=mask,
+                             other=0.0, eviction_policy="evict_last")
+                g = dy.to(tl.float32)
+                if HAS_W:
+                    g *= tl.load(W + cols, mask=cols < N, other=0.0,
+                                 eviction_policy="evict_last").to(tl.float32)[None, :]
+                s += x.to(tl.float32) * g
         c1 = tl.math.div_rn(tl.sum(s, axis=1) * rstd, n)
 
         # walk 2: dx, and this step's dW added to the program's running sum. x and dy
@@ -227,22 +251,29 @@ def rms_fast_bwd_chunked_kernel(
             cols = c + tl.arange(0, CHUNK)
             col_ok = cols < N
             mask = row_ok[:, None] & col_ok[None, :]
-            x = tl.load(X + starts + cols[None, :], mask=mask, other=0.0,
+            x = tl.load(X + rows64 * STRIDE_X + cols[None, :], mask=mask, other=0.0,
                         eviction_policy="evict_first")
-            dy = tl.load(DY + starts + cols[None, :], mask=mask, other=0.0,
+            dy = tl.load(DY + rows64 * STRIDE_DY + cols[None, :], mask=mask, other=0.0,
                          eviction_policy="evict_first")
-            w = tl.load(W + cols, mask=col_ok, other=0.0,
-                        eviction_policy="evict_last").to(tl.float32)
             dyf = dy.to(tl.float32)
             x_hat = x.to(tl.float32) * rstd[:, None]
-            dx = (dyf * w[None, :] - x_hat * c1[:, None]) * rstd[:, None]
-            tl.store(DX + starts + cols[None, :], dx.to(DX.dtype.element_ty), mask=mask)
-            # the first step has no running sum yet: it writes instead of adding
-            old = col_ok & (start > first)
-            dw = tl.load(Part + pid * N + cols, mask=old, other=0.0,
-                         eviction_policy="evict_last")
-            tl.store(Part + pid * N + cols, dw + tl.sum(dyf * x_hat, axis=0),
-                     mask=col_ok)
+            if GRAD_X:
+                g = dyf
+                if HAS_W:
+                    g *= tl.load(W + cols, mask=col_ok, other=0.0,
+                                 eviction_policy="evict_last").to(tl.float32)[None, :]
+                dx = (g - x_hat * c1[:, None]) * rstd[:, None]
+                tl.store(DX + rows64 * N + cols[None, :], dx.to(DX.dtype.element_ty),
+                         mask=mask)
+            if GRAD_W:
+                # the first step has no running sum yet: it writes instead of adding
+                old = col_ok & (start > first)
+                dw = tl.load(DW_PART + cols, mask=old, other=0.0, eviction_policy="evict_last")
+                tl.store(DW_PART + cols, dw + tl.sum(dyf * x_hat, axis=0), mask=col_ok)
+        # the next step reads the running sum back, and the thread that loads an
+        # element need not be the one that stored it: the barrier orders every store
+        # of this step before every load of the next
+        tl.debug_barrier()
         start += ROWS
 # --8<-- [end:fast_backward_chunked_kernel]
 
@@ -313,6 +344,11 @@ def table_entry(kind, n_cols, element_size):
     return table[kind].get(triton.cdiv(n_cols, table["step"]) * table["step"])
 
 
+# past the tables' widest row, or with no table: the whole row in registers while it fits,
+# walked in chunks beyond (the chunked kernels take any N: their tiles do not grow with it)
+WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16, 1)}
+
+
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
     """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps)
@@ -321,8 +357,9 @@ def forward_config(n_cols, element_size):
     entry = table_entry("forward", n_cols, element_size)
     if entry is not None:
         return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
-    # outside the table (or no table yet): the whole row in registers, at least
-    # 2048 elements per program
+    if n_cols > MAX_N:
+        return WIDE["forward"]
+    # no table yet: the whole row in registers, at least 2048 elements per program
     rows = max(1, 2048 // block_n)
     # about 2 KiB of x per warp
     num_warps = min(max(rows * block_n * element_size // 2048, 1), 16)
@@ -337,6 +374,8 @@ def backward_config(n_cols, element_size):
     entry = table_entry("backward", n_cols, element_size)
     if entry is not None:
         return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
+    if n_cols > MAX_N:
+        return WIDE["backward"]
     rows = max(1, 1024 // block_n)
     # the backward holds fp32 rows
     num_warps = min(max(rows * block_n * 4 // 2048, 1), 16)
@@ -344,34 +383,15 @@ def backward_config(n_cols, element_size):
 # --8<-- [end:fast_configs]
 
 
-def check_inputs(x, weight, eps):
-    """Raise ContractError for anything the kernels cannot take; touch no memory.
-
-    Every call runs these checks, so the messages are formatted only when one fails.
-    """
-    if not isinstance(x, torch.Tensor):
-        raise ContractError(f"x must be a torch.Tensor, not {type(x).__name__}")
-    if x.dim() < 1:
-        raise ContractError("x is a 0-d tensor; it needs a last dimension to normalize")
-    if x.dtype not in SUPPORTED_DTYPES:
-        raise ContractError(f"x has dtype {x.dtype}; supported are float32, float16 and bfloat16")
-    if x.numel() == 0:
-        raise ContractError(f"x of shape {tuple(x.shape)} has no elements")
-    n_cols = x.shape[-1]
-    if not isinstance(weight, torch.Tensor):
-        raise ContractError(f"weight must be a tensor of shape ({n_cols},), not {type(weight).__name__}")
-    if weight.shape != (n_cols,):
-        raise ContractError(f"weight has shape {tuple(weight.shape)}, but x has N={n_cols}: expected ({n_cols},)")
-    if weight.dtype != x.dtype:
-        raise ContractError(f"weight has dtype {weight.dtype} but x has {x.dtype}")
-    if weight.device != x.device:
-        raise ContractError(f"weight is on {weight.device} but x is on {x.device}")
-    if x.device.type != ("cpu" if INTERPRETED else "cuda"):
-        raise ContractError(f"x is on {x.device}, but the kernels here run on {'cpu' if INTERPRETED else 'cuda'}")
-    if n_cols > MAX_N:
-        raise ContractError(f"N={n_cols} is wider than the {MAX_N} columns the kernels were tuned for")
-    if not (isinstance(eps, (int, float)) and not isinstance(eps, bool) and math.isfinite(eps) and eps >= 0):
-        raise ContractError(f"eps must be a finite number >= 0, not {eps!r}")
+def check_inputs(x, normalized_shape, weight, eps):
+    """What F.rms_norm checks, checked before anything is allocated or launched: a
+    ContractError names the problem. Returns normalized_shape as a tuple."""
+    op = "rms_norm_fast"
+    shape = dropin.normalized_shape_of(x, normalized_shape, op)
+    dropin.check_parameter("weight", weight, x, shape, op)  # any float dtype, as PyTorch
+    if eps is not None:
+        dropin.check_eps(eps, op)
+    return shape
 
 
 # --8<-- [start:fast_direct_launch]
@@ -385,23 +405,30 @@ sum_partials = DirectLauncher(sum_partials_kernel)
 # --8<-- [end:fast_direct_launch]
 
 
+def row_stride(rows):
+    """The row stride the kernels are compiled for: any value serves a single row."""
+    return rows.stride(0) if rows.shape[0] > 1 else rows.shape[1]
+
+
 # --8<-- [start:fast_forward_launch]
 def forward_rows(x2d, weight, eps, config=None):
-    """y and the fp32 rstd for contiguous (M, N) rows.
+    """y (contiguous, in x's dtype) and the fp32 rstd, for (M, N) rows with contiguous
+    columns (normkit.dropin.rows_view). weight: (N,) or None.
 
     config overrides forward_config(...) for tuning."""
     M, N = x2d.shape
-    kind, block, rows, num_warps = config or forward_config(N, x2d.element_size())
-    y = torch.empty_like(x2d)
+    y = x2d.new_empty((M, N))
     rstd = torch.empty(M, dtype=torch.float32, device=x2d.device)
-    if kind == "row":
-        fwd_row[(triton.cdiv(M, rows),)](x2d, y, weight, rstd, M, eps,
-                                         N=N, BLOCK_N=block, ROWS=rows,
-                                         num_warps=num_warps)
-    else:
-        fwd_chunked[(triton.cdiv(M, rows),)](x2d, y, weight, rstd, M, eps,
-                                             N=N, CHUNK=block, ROWS=rows,
-                                             num_warps=num_warps)
+    if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
+        return y, rstd
+    kind, block, rows, num_warps = config or forward_config(N, x2d.element_size())
+    launch = fwd_row if kind == "row" else fwd_chunked
+    block_arg = {"BLOCK_N" if kind == "row" else "CHUNK": block}
+    # an absent weight: any pointer stands in, the kernel never reads it
+    launch[(triton.cdiv(M, rows),)](
+        x2d, y, x2d if weight is None else weight, rstd, M, eps,
+        N=N, STRIDE=row_stride(x2d), **block_arg, ROWS=rows, HAS_W=weight is not None,
+        num_warps=num_warps)
     return y, rstd
 # --8<-- [end:fast_forward_launch]
 
@@ -414,69 +441,134 @@ def backward_grid(M, rows, programs):
 
 
 # --8<-- [start:fast_backward_launch]
-def backward_rows(dy2d, x2d, weight, rstd, config=None, programs=None):
-    """dx and dW for contiguous (M, N) rows.
+def backward_rows(dy2d, x2d, weight, rstd, needs=(True, True), config=None, programs=None):
+    """dx and dW for (M, N) rows with contiguous columns; None for a gradient that
+    `needs` (autograd's needs_input_grad for x and weight) does not ask for.
 
     config overrides backward_config(...); programs overrides the grid size. Both
     exist for tuning and for the benchmark.
     """
     M, N = x2d.shape
+    # autograd may hand over any layout (the gradient of a sum is a broadcast scalar)
+    dy2d = dy2d if dy2d.stride(1) == 1 or N <= 1 else dy2d.contiguous()
+    grad_x, grad_w = needs[0], needs[1] and weight is not None
+    dx = x2d.new_empty((M, N)) if grad_x else None
+    if M == 0 or N == 0 or not (grad_x or grad_w):  # a sum over no rows is zero
+        return dx, torch.zeros(N, dtype=weight.dtype, device=x2d.device) if grad_w else None
+    dw = torch.empty(N, dtype=weight.dtype, device=x2d.device) if grad_w else None
+
     config = config or backward_config(N, x2d.element_size())
     kind, block, rows, num_warps, per_sm = config[:5]
     # a persistent grid: every program resident at once, each with a block of rows
     programs = programs or sm_count(x2d.device.index) * per_sm
     programs, rows_per_program = backward_grid(M, rows, programs)
-
-    dx = torch.empty_like(x2d)
-    dw = torch.empty(N, dtype=weight.dtype, device=x2d.device)
-    if kind == "row" and programs == 1:
-        # one program: its sum is the answer, so it writes it straight to dw
-        bwd_row[(1,)](x2d, dy2d, dx, weight, rstd, dw, M, rows_per_program,
-                      N=N, BLOCK_N=block, ROWS=rows, PREFETCH=config[5],
-                      num_warps=num_warps)
-        return dx, dw
-    part = torch.empty((programs, N), dtype=torch.float32, device=x2d.device)
-    if kind == "row":
-        bwd_row[(programs,)](x2d, dy2d, dx, weight, rstd, part, M, rows_per_program,
-                             N=N, BLOCK_N=block, ROWS=rows, PREFETCH=config[5],
-                             num_warps=num_warps)
+    if not grad_w or (kind == "row" and programs == 1):
+        part = dw  # one program: its sum is the answer, so it writes it straight to dw
     else:
-        bwd_chunked[(programs,)](x2d, dy2d, dx, weight, rstd, part, M, rows_per_program,
-                                 N=N, CHUNK=block, ROWS=rows, num_warps=num_warps)
-    # one small launch sums the partial rows and casts to the weight's dtype
-    # (torch would need two: a sum, then a cast)
-    reduce_n = 64 if N > 2048 else 32
-    sum_partials[(triton.cdiv(N, reduce_n),)](
-        part, dw, programs, N, BLOCK_P=32, BLOCK_N=reduce_n, num_warps=4)
+        part = torch.empty((programs, N), dtype=torch.float32, device=x2d.device)
+    launch = bwd_row if kind == "row" else bwd_chunked
+    design = {"BLOCK_N": block, "PREFETCH": config[5]} if kind == "row" else {"CHUNK": block}
+    launch[(programs,)](
+        x2d, dy2d, x2d if dx is None else dx, x2d if weight is None else weight, rstd,
+        x2d if part is None else part, M, rows_per_program,
+        N=N, STRIDE_X=row_stride(x2d), STRIDE_DY=row_stride(dy2d), **design, ROWS=rows,
+        HAS_W=weight is not None, GRAD_X=grad_x, GRAD_W=grad_w, num_warps=num_warps)
+    if part is not dw:
+        # one small launch sums the partial rows and casts to the weight's dtype
+        # (torch would need two: a sum, then a cast)
+        reduce_n = 64 if N > 2048 else 32
+        sum_partials[(triton.cdiv(N, reduce_n),)](
+            part, dw, programs, N, BLOCK_P=32, BLOCK_N=reduce_n, num_warps=4)
     return dx, dw
 # --8<-- [end:fast_backward_launch]
 
 
 # --8<-- [start:fast_autograd]
+def save_for_backward(ctx, inputs, output):
+    x2d, weight, _ = inputs
+    ctx.save_for_backward(x2d, weight, output[1])
+    ctx.mark_non_differentiable(output[1])  # rstd is a by-product
+
+
+def backward(ctx, dy2d, _):
+    x2d, weight, rstd = ctx.saved_tensors
+    needs = ctx.needs_input_grad[:2]
+    if torch.compiler.is_compiling():  # traced by torch.compile: the registered operator
+        dx, dw = rms_norm_bwd(dy2d, x2d, weight, rstd, list(needs))
+        return dx if needs[0] else None, dw if needs[1] else None, None
+    return (*backward_rows(dy2d, x2d, weight, rstd, needs), None)
+
+
 class RMSNormFastFunction(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, weight, eps):
-        x2d = x.reshape(-1, x.shape[-1])
-        if not x2d.is_contiguous():
-            x2d = x2d.contiguous()
-        y, rstd = forward_rows(x2d, weight.contiguous(), eps)
-        ctx.save_for_backward(x2d, weight, rstd)
-        return y.view(x.shape)
-
-    @staticmethod
-    def backward(ctx, dy):
-        x2d, weight, rstd = ctx.saved_tensors
-        dy2d = dy.reshape(x2d.shape)
-        if not dy2d.is_contiguous():
-            dy2d = dy2d.contiguous()
-        dx, dw = backward_rows(dy2d, x2d, weight.contiguous(), rstd)
-        return dx.view(dy.shape), dw, None
-
-
-def rms_norm_fast(x, weight, eps=1e-6):
-    """RMSNorm over the last dimension, with the fast Triton kernels.
-
-    The same as F.rms_norm(x, (N,), weight, eps)."""
-    check_inputs(x, weight, eps)  # before any allocation or launch
-    return RMSNormFastFunction.apply(x, weight, eps)
+    """The eager path: forward_rows and backward_rows under autograd, without the
+    operator's dispatch."""
+    forward = staticmethod(lambda x2d, weight, eps: forward_rows(x2d, weight, eps))
+    setup_context = staticmethod(save_for_backward)
+    # its backward computes with kernels autograd cannot see: differentiable once
+    backward = staticmethod(once_differentiable(backward))
 # --8<-- [end:fast_autograd]
+
+
+# --8<-- [start:fast_ops]
+# The same two steps as PyTorch operators, for torch.compile: Dynamo records one opaque call
+# (it would otherwise trace into the launch code and break the graph), the fake functions tell
+# it the outputs' shapes, and the forward's autograd formula is the one above (differentiable
+# once, as in eager).
+@torch.library.custom_op(f"{dropin.NAMESPACE}::rms_norm_fwd", mutates_args=())
+def rms_norm_fwd(x2d: torch.Tensor, weight: Optional[torch.Tensor],
+                 eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    return forward_rows(x2d, weight, eps)
+
+
+@rms_norm_fwd.register_fake
+def _(x2d, weight, eps):
+    return x2d.new_empty(x2d.shape), x2d.new_empty(x2d.shape[0], dtype=torch.float32)
+
+
+@torch.library.custom_op(f"{dropin.NAMESPACE}::rms_norm_bwd", mutates_args=())
+def rms_norm_bwd(dy2d: torch.Tensor, x2d: torch.Tensor, weight: Optional[torch.Tensor],
+                 rstd: torch.Tensor, needs: list[bool]) -> tuple[torch.Tensor, torch.Tensor]:
+    # an operator returns tensors: an empty one stands for a gradient not asked for
+    dx, dw = backward_rows(dy2d, x2d, weight, rstd, needs)
+    return (x2d.new_empty(0) if dx is None else dx, x2d.new_empty(0) if dw is None else dw)
+
+
+@rms_norm_bwd.register_fake
+def _(dy2d, x2d, weight, rstd, needs):
+    grad_w = needs[1] and weight is not None
+    return (x2d.new_empty(x2d.shape if needs[0] else 0),
+            x2d.new_empty(x2d.shape[1] if grad_w else 0,
+                          dtype=weight.dtype if grad_w else x2d.dtype))
+
+
+rms_norm_fwd.register_autograd(once_differentiable(backward), setup_context=save_for_backward)
+# --8<-- [end:fast_ops]
+
+
+# --8<-- [start:fast_entry]
+def rms_norm_fast(input, normalized_shape, weight=None, eps=None):
+    """F.rms_norm, with the fast Triton kernels: the same arguments, the same results."""
+    shape = check_inputs(input, normalized_shape, weight, eps)  # before any launch
+    if not dropin.on_kernels(input, weight):  # float64, or a device without the kernels
+        return F.rms_norm(input, shape, weight, eps)
+    if eps is None:  # PyTorch's default: the input dtype's machine epsilon
+        eps = torch.finfo(input.dtype).eps
+    x2d = dropin.rows_view(input, len(shape))  # a view when the rows are evenly spaced
+    w = dropin.flat(weight)
+    how = dropin.path(input, weight)
+    if how == "op":
+        y = rms_norm_fwd(x2d, w, float(eps))[0]
+    elif how == "autograd":
+        y = RMSNormFastFunction.apply(x2d, w, float(eps))[0]
+    else:
+        y = forward_rows(x2d, w, float(eps))[0]
+    return y.view(input.shape)
+
+
+class RMSNormFast(torch.nn.RMSNorm):
+    """torch.nn.RMSNorm with the fast kernels: the same arguments, parameters and
+    state_dict keys; only forward changes."""
+
+    def forward(self, input):
+        return rms_norm_fast(input, self.normalized_shape, self.weight, self.eps)
+# --8<-- [end:fast_entry]

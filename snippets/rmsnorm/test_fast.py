@@ -16,7 +16,7 @@ from rmsnorm import fast
 
 from normkit.runtime import DEVICE, INTERPRETED
 from normkit.testing import DTYPES, assert_close, poison_allocator
-from rmsnorm.fast import ContractError, rms_norm_fast
+from rmsnorm.fast import rms_norm_fast
 
 EPS = 1e-6
 
@@ -29,7 +29,7 @@ def check(shape, dtype, seed=0):
     dy = torch.randn(shape, generator=g).to(DEVICE, dtype)
 
     poison_allocator()
-    y = rms_norm_fast(x, w, EPS)
+    y = rms_norm_fast(x, (n,), w, EPS)
     dx, dw = torch.autograd.grad(y, (x, w), dy)
     assert y.dtype == dx.dtype == dw.dtype == dtype
 
@@ -57,13 +57,13 @@ def test_three_dim_input(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_widest_rows_interpreter_sized(dtype):
-    check((5, 16384), dtype)  # the widest N accepted, with few rows
+    check((5, 16384), dtype)  # the widest tuned N, with few rows
 
 
 def test_non_contiguous_input():
     x = torch.randn(40, 64, device=DEVICE).t()  # (64, 40), rows not contiguous
     w = torch.randn(40, device=DEVICE)
-    torch.testing.assert_close(rms_norm_fast(x, w, EPS), F.rms_norm(x, (40,), w, EPS))
+    torch.testing.assert_close(rms_norm_fast(x, (40,), w, EPS), F.rms_norm(x, (40,), w, EPS))
 
 
 # Both designs of each pass, whatever the tuned table picks at these widths: the whole row in
@@ -108,40 +108,3 @@ def test_large_shapes(shape, dtype):
 @pytest.mark.skipif(not INTERPRETED, reason="the GPU runs the full-size case in test_large_shapes")
 def test_many_rows_interpreter_sized():
     check((2048, 32), torch.bfloat16)  # many rows per program: the fp32 accumulation at work
-
-
-def inputs(n=8, dtype=torch.float32):
-    return torch.randn(4, n, device=DEVICE, dtype=dtype), torch.randn(n, device=DEVICE, dtype=dtype)
-
-
-@pytest.mark.parametrize(
-    "change, words",
-    [
-        (lambda x, w: (x.to(torch.float64), w.double()), "dtype torch.float64"),
-        (lambda x, w: (x.int(), w), "dtype torch.int32"),
-        (lambda x, w: (x, w[:4]), "weight has shape (4,)"),
-        (lambda x, w: (x, w.half()), "weight has dtype torch.float16"),
-        (lambda x, w: (x[:0], w), "no elements"),
-        (lambda x, w: (x, None), "weight must be a tensor"),
-        (lambda x, w: (x.sum(), w), "0-d"),
-    ],
-)
-def test_bad_inputs_are_refused(change, words):
-    x, w = change(*inputs())
-    with pytest.raises(ContractError, match=words.replace("(", r"\(").replace(")", r"\)")):
-        rms_norm_fast(x, w, EPS)
-
-
-def test_too_wide_and_bad_eps_are_refused():
-    x, w = inputs(16385)
-    with pytest.raises(ContractError, match="N=16385"):
-        rms_norm_fast(x, w, EPS)
-    x, w = inputs()
-    with pytest.raises(ContractError, match="eps"):
-        rms_norm_fast(x, w, eps=-1.0)
-
-
-def test_wrong_device_is_refused():
-    x, w = (t.to("meta") for t in inputs())
-    with pytest.raises(ContractError, match="meta"):
-        rms_norm_fast(x, w, EPS)

@@ -40,7 +40,7 @@ def test_fast_past_2_31_elements():
     x = torch.randn(BIG, device=DEVICE, dtype=torch.bfloat16, generator=g).requires_grad_()
     w = (torch.rand(BIG[1], device=DEVICE, generator=g) + 0.5).bfloat16().requires_grad_()
     dy = torch.randn(BIG, device=DEVICE, dtype=torch.bfloat16, generator=g)
-    y = rms_norm_fast(x, w, 1e-6)
+    y = rms_norm_fast(x, (BIG[1],), w, 1e-6)
     dx, dw = torch.autograd.grad(y, (x, w), dy)
     rows = torch.cat([torch.arange(64), torch.arange(2**18 - 64, BIG[0])]).to(DEVICE)
     xr = x.detach()[rows].float().requires_grad_()

@@ -1,0 +1,166 @@
+"""rms_norm_fast as a drop-in for F.rms_norm: every input PyTorch computes, computed the same
+(output dtype, values, gradients); every input PyTorch refuses, refused with a ContractError that
+names the problem; torch.compile without graph breaks; the module with nn.RMSNorm's state_dict."""
+
+import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from normkit import dropin
+from normkit.runtime import DEVICE
+from normkit.testing import assert_same_as_torch
+from rmsnorm import fast
+from rmsnorm.fast import ContractError, RMSNormFast, rms_norm_fast
+
+BF16, F16, F32 = torch.bfloat16, torch.float16, torch.float32
+
+
+def tensor(*shape, dtype=F32, grad=True, seed=0):
+    g = torch.Generator().manual_seed(seed + sum(shape))
+    return (torch.randn(shape, generator=g) + 0.3).to(DEVICE, dtype).requires_grad_(grad)
+
+
+def ours(x, shape, w, eps=1e-6):
+    return rms_norm_fast(x, shape, w, eps)
+
+
+def torchs(x, shape, w, eps=1e-6):
+    return F.rms_norm(x, shape, w, eps)
+
+
+N = 96
+WIDE = fast.MAX_N + 320
+CASES = {
+    "leading dims": lambda: (tensor(2, 3, N), (N,), tensor(N)),
+    "empty batch": lambda: (tensor(0, N), (N,), tensor(N)),
+    "empty middle dim": lambda: (tensor(2, 0, N), (N,), tensor(N)),
+    "rows of no columns": lambda: (tensor(3, 0), (0,), tensor(0)),
+    "no weight": lambda: (tensor(4, N), (N,), None),
+    "bf16 input, fp32 weight": lambda: (tensor(5, N, dtype=BF16), (N,), tensor(N)),
+    "fp16 input, fp32 weight": lambda: (tensor(5, N, dtype=F16), (N,), tensor(N)),
+    "fp32 input, bf16 weight": lambda: (tensor(5, N), (N,), tensor(N, dtype=BF16)),
+    "bf16 throughout": lambda: (tensor(5, N, dtype=BF16), (N,), tensor(N, dtype=BF16)),
+    "two normalized dims": lambda: (tensor(3, 4, 24), (4, 24), tensor(4, 24)),
+    "one column": lambda: (tensor(6, 1), (1,), tensor(1)),
+    "wider than the tuned range": lambda: (tensor(2, WIDE), (WIDE,), tensor(WIDE)),
+    "frozen weight": lambda: (tensor(4, N), (N,), tensor(N, grad=False)),
+    "frozen input": lambda: (tensor(4, N, grad=False), (N,), tensor(N)),
+    "eps None (the dtype's epsilon)": lambda: (tensor(4, N, dtype=BF16), (N,), tensor(N, dtype=BF16), None),
+    "float64 (PyTorch computes it)": lambda: (tensor(4, N, dtype=torch.float64), (N,),
+                                             tensor(N, dtype=torch.float64)),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_computes_what_pytorch_computes(case):
+    assert_same_as_torch(ours, torchs, CASES[case]())
+
+
+def test_row_strided_input_is_read_in_place():
+    # QK-norm's case: a norm over a slice of wider rows (rows 2N apart)
+    wide = tensor(2, 5, 2 * N, grad=False)
+    x = wide[..., N:].requires_grad_()
+    rows = dropin.rows_view(x, 1)
+    assert rows.data_ptr() == x.data_ptr() and rows.stride() == (2 * N, 1)
+    assert_same_as_torch(ours, torchs, (x, (N,), tensor(N)))
+
+
+def test_gradient_of_a_sum_arrives_broadcast():
+    x, w = tensor(3, N), tensor(N)
+    ours(x, (N,), w).sum().backward()
+    grads = [t.grad.clone() for t in (x, w)]
+    for t in (x, w):
+        t.grad = None
+    torchs(x, (N,), w).sum().backward()
+    for a, t in zip(grads, (x, w)):
+        torch.testing.assert_close(a, t.grad, atol=1e-4, rtol=1e-4)
+
+
+REFUSED = {
+    "integer input": (lambda: (tensor(4, 8).int(), (8,), None), "dtype torch.int32"),
+    "normalized_shape not the last dims": (lambda: (tensor(4, 8), (4,), None), "normalized_shape=[4]"),
+    "empty normalized_shape": (lambda: (tensor(4, 8), (), None), "normalized_shape must be one or more"),
+    "weight of the wrong shape": (lambda: (tensor(4, 8), (8,), tensor(4)), "weight has shape [4]"),
+    "weight on another device": (lambda: (tensor(4, 8), (8,), torch.ones(8, device="meta")),
+                                 "weight is on meta"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_refuses_what_pytorch_refuses(case):
+    make, words = REFUSED[case]
+    args = make()
+    with pytest.raises(Exception):  # noqa: B017 - PyTorch's own error types vary by check
+        torchs(*args)
+    with pytest.raises(ContractError, match=words.replace("[", r"\[").replace("(", r"\(")):
+        ours(*args)
+
+
+def test_eps_must_be_a_number_or_none():
+    with pytest.raises(ContractError, match="eps must be a number"):
+        rms_norm_fast(tensor(4, 8), (8,), None, eps="small")
+
+
+def test_double_backward_says_it_is_differentiable_once():
+    x, w = tensor(3, 16), tensor(16)
+    y = rms_norm_fast(x, (16,), w)
+    (gx,) = torch.autograd.grad((y * y).sum(), x, create_graph=True)
+    with pytest.raises(RuntimeError, match="differentiate twice"):
+        gx.sum().backward()
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"elementwise_affine": False}, {"eps": 1e-5}], ids=str)
+def test_module_is_nn_rmsnorm_with_the_fast_forward(kwargs):
+    reference = torch.nn.RMSNorm((4, 24), **kwargs).to(DEVICE)
+    module = RMSNormFast((4, 24), **kwargs).to(DEVICE)
+    assert list(module.state_dict()) == list(reference.state_dict())
+    for p in reference.parameters():
+        torch.nn.init.normal_(p)
+    module.load_state_dict(reference.state_dict())
+    x = tensor(3, 4, 24)
+    torch.testing.assert_close(module(x), reference(x), atol=2e-5, rtol=2e-5)
+
+
+def test_torch_compile_full_graph_matches_eager():
+    torch._dynamo.reset()
+    model = torch.nn.Sequential(torch.nn.Linear(32, 32), RMSNormFast(32), torch.nn.GELU(),
+                                RMSNormFast(32, elementwise_affine=False)).to(DEVICE)
+    x = tensor(4, 8, 32, grad=False)
+    explained = torch._dynamo.explain(model)(x)
+    assert explained.graph_break_count == 0, explained.break_reasons
+    compiled = torch.compile(model, fullgraph=True)
+    results = []
+    for run in (compiled, model):
+        y = run(x)
+        results.append((y, torch.autograd.grad(y.square().sum(), list(model.parameters()))))
+    (y_c, g_c), (y_e, g_e) = results
+    # Inductor fuses the layers around the norms: their rounding differs, the norms' does not
+    torch.testing.assert_close(y_c, y_e, atol=1e-4, rtol=1e-4)
+    for a, b in zip(g_c, g_e):
+        torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.gpu
+def test_cuda_graph_capture_replays_the_call():
+    x, w = tensor(64, 1024, grad=False), tensor(1024, grad=False)
+    rms_norm_fast(x, (1024,), w)  # compile before capturing
+    stream = torch.cuda.Stream()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream), torch.cuda.graph(graph, stream=stream):
+        y = rms_norm_fast(x, (1024,), w, 1e-6)
+    x.copy_(torch.randn_like(x))
+    graph.replay()
+    torch.testing.assert_close(y, F.rms_norm(x, (1024,), w, 1e-6), atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.gpu
+def test_compiled_with_cuda_graphs_matches_eager():
+    torch._dynamo.reset()
+    model = torch.nn.Sequential(torch.nn.Linear(256, 256), RMSNormFast(256)).to(DEVICE)
+    compiled = torch.compile(model, mode="reduce-overhead", fullgraph=True)
+    x = tensor(64, 256, grad=False)
+    for _ in range(3):  # reduce-overhead records its CUDA graph on a later call
+        y = compiled(x)
+    torch.testing.assert_close(y, model(x), atol=1e-4, rtol=1e-4)
