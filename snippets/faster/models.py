@@ -57,7 +57,7 @@ def fast_module(module, llama_code):
 
 def rms_norm_like(module, cls):
     """cls(hidden, eps) in place of a Llama-style RMSNorm, with its weight."""
-    new = cls(module.weight.shape[0], eps=module.variance_epsilon, device="meta")
+    new = cls(module.weight.shape[0], eps=module.variance_epsilon)
     new.weight = module.weight
     return new
 

@@ -56,6 +56,7 @@ from torch.autograd.function import once_differentiable
 __all__ = ["ContractError", "LayerNormFast", "LayerNormFastFunction", "layer_norm_fast", "MAX_N"]
 
 MAX_N = 16384  # the tuned range; wider rows take the chunked design (WIDE)
+HALF_DTYPES = (torch.float16, torch.bfloat16)
 
 
 # --8<-- [start:fast_forward_kernel]
@@ -206,10 +207,10 @@ def ln_fast_bwd_kernel(
 
     start = first
     if PREFETCH:
-        rows = (start + tl.arange(0, ROWS)).to(tl.int64)[:, None]
-        mask = (rows < end) & col_ok[None, :]
-        x = tl.load(X + rows * STRIDE_X + cols[None, :], mask=mask, other=0.0)
-        dy = tl.load(DY + rows * STRIDE_DY + cols[None, :], mask=mask, other=0.0)
+        head = (start + tl.arange(0, ROWS)).to(tl.int64)[:, None]  # the first step's rows
+        head_mask = (head < end) & col_ok[None, :]
+        x = tl.load(X + head * STRIDE_X + cols[None, :], mask=head_mask, other=0.0)
+        dy = tl.load(DY + head * STRIDE_DY + cols[None, :], mask=head_mask, other=0.0)
     while start < end:
         rows = start + tl.arange(0, ROWS)
         row_ok = rows < end
@@ -461,13 +462,14 @@ def check_inputs(x, normalized_shape, weight, bias, eps):
     shape = dropin.normalized_shape_of(x, normalized_shape, op)
     for name, p in (("weight", weight), ("bias", bias)):
         dropin.check_parameter(name, p, x, shape, op)
-    params = [p for p in (weight, bias) if p is not None]
     # PyTorch's rule: parameters in the input's dtype, or fp32 parameters for a 16-bit input
-    if any(p.dtype != params[0].dtype for p in params) or (
-            params and params[0].dtype != x.dtype
-            and not (params[0].dtype == torch.float32 and x.dtype in (torch.float16, torch.bfloat16))):
+    w_dtype = None if weight is None else weight.dtype
+    b_dtype = None if bias is None else bias.dtype
+    dtype = w_dtype or b_dtype
+    if (w_dtype and b_dtype and w_dtype != b_dtype) or (
+            dtype and dtype != x.dtype and not (dtype == torch.float32 and x.dtype in HALF_DTYPES)):
         raise ContractError(f"{op}: weight and bias must have the input's dtype ({x.dtype}), or both be "
-                            f"float32 for a 16-bit input; got {[p.dtype for p in params]}")
+                            f"float32 for a 16-bit input; got weight {w_dtype} and bias {b_dtype}")
     dropin.check_eps(eps, op)
     return shape
 
@@ -489,13 +491,14 @@ def row_stride(rows):
 
 
 # --8<-- [start:fast_forward_launch]
-def forward_rows(x2d, weight, bias, eps, config=None):
+def forward_rows(x2d, weight, bias, eps, config=None, shape=None):
     """y (contiguous, in x's dtype) and the (2, M) fp32 mean and rstd, for (M, N) rows
     with contiguous columns (normkit.dropin.rows_view). weight and bias: (N,) or None.
 
+    y has `shape` when given (the caller's input shape: no view to pay for afterwards);
     config overrides forward_config(...) for tuning."""
     M, N = x2d.shape
-    y = x2d.new_empty((M, N))
+    y = x2d.new_empty(shape or (M, N))
     # one allocation for both statistics
     stats = torch.empty((2, M), dtype=torch.float32, device=x2d.device)
     if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
@@ -572,27 +575,30 @@ def backward_rows(dy2d, x2d, weight, stats, bias_dtype=torch.float32, needs=(Tru
 
 # --8<-- [start:fast_autograd]
 def save_for_backward(ctx, inputs, output):
-    x2d, weight, bias, _ = inputs
+    x2d, weight, bias = inputs[:3]
     ctx.save_for_backward(x2d, weight, output[1])
     ctx.bias_dtype = None if bias is None else bias.dtype
     ctx.mark_non_differentiable(output[1])  # the statistics are a by-product
 
 
-def backward(ctx, dy2d, _):
+def backward(ctx, dy, _):
     x2d, weight, stats = ctx.saved_tensors
+    dy2d = dy if dy.dim() == 2 else dy.reshape(x2d.shape)  # y had the input's shape
     needs = ctx.needs_input_grad[:3]
     # traced by torch.compile: the registered operator; eager: the launch itself
     run = layer_norm_bwd if torch.compiler.is_compiling() else backward_rows
     dx, dparams = run(dy2d, x2d, weight, stats, ctx.bias_dtype, list(needs))
     parts = iter(dparams)  # dW, then dB: the rows that were asked for
-    return (dx if needs[0] else None, next(parts) if needs[1] else None,
-            next(parts) if needs[2] else None, None)
+    grads = (dx if needs[0] else None, next(parts) if needs[1] else None,
+             next(parts) if needs[2] else None)
+    return grads + (None,) * (len(ctx.needs_input_grad) - 3)  # eps (and the eager path's shape)
 
 
 class LayerNormFastFunction(torch.autograd.Function):
     """The eager path: forward_rows and backward_rows under autograd, without the
     operator's dispatch."""
-    forward = staticmethod(lambda x2d, weight, bias, eps: forward_rows(x2d, weight, bias, eps))
+    forward = staticmethod(lambda x2d, weight, bias, eps, shape: forward_rows(x2d, weight, bias, eps,
+                                                                              shape=shape))
     setup_context = staticmethod(save_for_backward)
     # its backward computes with kernels autograd cannot see: differentiable once
     backward = staticmethod(once_differentiable(backward))
@@ -646,13 +652,11 @@ def layer_norm_fast(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     x2d = dropin.rows_view(input, len(shape))  # a view when the rows are evenly spaced
     w, b = dropin.flat(weight), dropin.flat(bias)
     how = dropin.path(input, weight, bias)
-    if how == "op":
-        y = layer_norm_fwd(x2d, w, b, float(eps))[0]
-    elif how == "autograd":
-        y = LayerNormFastFunction.apply(x2d, w, b, float(eps))[0]
-    else:
-        y = forward_rows(x2d, w, b, float(eps))[0]
-    return y.view(input.shape)
+    if how == "launch":
+        return forward_rows(x2d, w, b, float(eps), shape=input.shape)[0]
+    if how == "autograd":
+        return LayerNormFastFunction.apply(x2d, w, b, float(eps), input.shape)[0]
+    return layer_norm_fwd(x2d, w, b, float(eps))[0].view(input.shape)
 
 
 class LayerNormFast(torch.nn.LayerNorm):

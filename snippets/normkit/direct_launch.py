@@ -83,7 +83,7 @@ class DirectLauncher:
                             "other tl.constexpr parameters by name")
         if INTERPRETED:
             return self.kernel[grid](*args, **meta)
-        device = args[0].device.index  # every kernel here takes a tensor first
+        device = args[0].get_device()  # every kernel here takes a tensor first
         if device != torch.cuda.current_device():
             with torch.cuda.device(device):
                 return self.launch_on(device, grid, args, meta)

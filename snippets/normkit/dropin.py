@@ -18,17 +18,24 @@ from normkit.runtime import DEVICE
 # the torch.library namespace of the fast kernels' operators: torch.ops.normkernels.<name>
 NAMESPACE = "normkernels"
 KERNEL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+ON_CUDA = DEVICE.type == "cuda"  # else the interpreter, on the CPU
 
 
 def normalized_shape_of(x, normalized_shape, op):
-    """normalized_shape as a tuple, checked against x's trailing dimensions as PyTorch checks it."""
+    """normalized_shape as a tuple, checked against x's trailing dimensions as PyTorch checks it.
+
+    Every call runs these checks: plain loops and attribute reads, the messages built only when
+    one fails (a call at few rows is paid for in host time)."""
     if not isinstance(x, torch.Tensor):
         raise ContractError(f"{op}: input must be a torch.Tensor, not {type(x).__name__}")
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    if not shape or not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
+    for d in shape:
+        if not isinstance(d, int) or isinstance(d, bool):
+            shape = ()
+    if not shape:
         raise ContractError(f"{op}: normalized_shape must be one or more ints (the trailing dimensions "
                             f"to normalize), not {normalized_shape!r}")
-    if x.dim() < len(shape) or tuple(x.shape[x.dim() - len(shape):]) != shape:
+    if x.dim() < len(shape) or x.shape[x.dim() - len(shape):] != shape:
         raise ContractError(f"{op}: normalized_shape={list(shape)} must match the last dimensions of the "
                             f"input, but the input has shape {list(x.shape)}")
     if not x.dtype.is_floating_point:
@@ -42,7 +49,7 @@ def check_parameter(name, p, x, shape, op):
         return
     if not isinstance(p, torch.Tensor):
         raise ContractError(f"{op}: {name} must be a tensor or None, not {type(p).__name__}")
-    if tuple(p.shape) != shape:
+    if p.shape != shape:
         raise ContractError(f"{op}: {name} has shape {list(p.shape)}, but normalized_shape is {list(shape)}")
     if p.device != x.device:
         raise ContractError(f"{op}: {name} is on {p.device} but the input is on {x.device}")
@@ -53,17 +60,25 @@ def check_eps(eps, op):
         raise ContractError(f"{op}: eps must be a number, not {type(eps).__name__}")
 
 
-def on_kernels(*tensors):
+def on_kernels(x, *params):
     """True when the Triton kernels take these tensors: the kernels' device and dtypes. Anything
     else PyTorch accepts (float64, a CPU tensor on a GPU machine) is computed by PyTorch's own op."""
-    return all(t is None or (t.dtype in KERNEL_DTYPES and t.device.type == DEVICE.type) for t in tensors)
+    if not (x.is_cuda if ON_CUDA else x.is_cpu) or x.dtype not in KERNEL_DTYPES:
+        return False
+    for p in params:  # on x's device already (check_parameter)
+        if p is not None and p.dtype not in KERNEL_DTYPES:
+            return False
+    return True
 
 
 def rows_view(x, n_dims):
     """x as (M, N) rows over its last n_dims dimensions: a view with the rows' stride when one
     exists and the columns are contiguous, a contiguous copy otherwise."""
-    n_cols = math.prod(x.shape[x.dim() - n_dims:])
-    rows = x.reshape(math.prod(x.shape[:x.dim() - n_dims]), n_cols)
+    if x.dim() == 2 and n_dims == 1:  # already rows: no reshape to pay for
+        rows, n_cols = x, x.shape[1]
+    else:
+        n_cols = math.prod(x.shape[x.dim() - n_dims:])
+        rows = x.reshape(math.prod(x.shape[:x.dim() - n_dims]), n_cols)
     if rows.stride(1) != 1 and n_cols > 1:
         rows = rows.contiguous()
     return rows
@@ -71,13 +86,19 @@ def rows_view(x, n_dims):
 
 def flat(p):
     """A parameter of normalized_shape as (N,), contiguous (a no-op for the usual 1-D parameter)."""
-    return None if p is None else p.reshape(-1).contiguous()
+    if p is None or (p.dim() == 1 and p.is_contiguous()):
+        return p
+    return p.reshape(-1).contiguous()
 
 
-def path(*tensors):
+def path(x, *params):
     """'op' while torch.compile traces, 'autograd' when a gradient will be needed, else 'launch'."""
     if torch.compiler.is_compiling():
         return "op"
-    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
-        return "autograd"
+    if torch.is_grad_enabled():
+        if x.requires_grad:
+            return "autograd"
+        for p in params:
+            if p is not None and p.requires_grad:
+                return "autograd"
     return "launch"

@@ -159,10 +159,10 @@ def rms_fast_bwd_kernel(
 
     start = first
     if PREFETCH:
-        rows = (start + tl.arange(0, ROWS)).to(tl.int64)[:, None]
-        mask = (rows < end) & col_ok[None, :]
-        x = tl.load(X + rows * STRIDE_X + cols[None, :], mask=mask, other=0.0)
-        dy = tl.load(DY + rows * STRIDE_DY + cols[None, :], mask=mask, other=0.0)
+        head = (start + tl.arange(0, ROWS)).to(tl.int64)[:, None]  # the first step's rows
+        head_mask = (head < end) & col_ok[None, :]
+        x = tl.load(X + head * STRIDE_X + cols[None, :], mask=head_mask, other=0.0)
+        dy = tl.load(DY + head * STRIDE_DY + cols[None, :], mask=head_mask, other=0.0)
     while start < end:
         rows = start + tl.arange(0, ROWS)
         row_ok = rows < end
@@ -411,13 +411,14 @@ def row_stride(rows):
 
 
 # --8<-- [start:fast_forward_launch]
-def forward_rows(x2d, weight, eps, config=None):
+def forward_rows(x2d, weight, eps, config=None, shape=None):
     """y (contiguous, in x's dtype) and the fp32 rstd, for (M, N) rows with contiguous
     columns (normkit.dropin.rows_view). weight: (N,) or None.
 
+    y has `shape` when given (the caller's input shape: no view to pay for afterwards);
     config overrides forward_config(...) for tuning."""
     M, N = x2d.shape
-    y = x2d.new_empty((M, N))
+    y = x2d.new_empty(shape or (M, N))
     rstd = torch.empty(M, dtype=torch.float32, device=x2d.device)
     if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
         return y, rstd
@@ -485,24 +486,27 @@ def backward_rows(dy2d, x2d, weight, rstd, needs=(True, True), config=None, prog
 
 # --8<-- [start:fast_autograd]
 def save_for_backward(ctx, inputs, output):
-    x2d, weight, _ = inputs
+    x2d, weight = inputs[:2]
     ctx.save_for_backward(x2d, weight, output[1])
     ctx.mark_non_differentiable(output[1])  # rstd is a by-product
 
 
-def backward(ctx, dy2d, _):
+def backward(ctx, dy, _):
     x2d, weight, rstd = ctx.saved_tensors
+    dy2d = dy if dy.dim() == 2 else dy.reshape(x2d.shape)  # y had the input's shape
     needs = ctx.needs_input_grad[:2]
     if torch.compiler.is_compiling():  # traced by torch.compile: the registered operator
         dx, dw = rms_norm_bwd(dy2d, x2d, weight, rstd, list(needs))
-        return dx if needs[0] else None, dw if needs[1] else None, None
-    return (*backward_rows(dy2d, x2d, weight, rstd, needs), None)
+        grads = (dx if needs[0] else None, dw if needs[1] else None)
+    else:
+        grads = backward_rows(dy2d, x2d, weight, rstd, needs)
+    return grads + (None,) * (len(ctx.needs_input_grad) - 2)  # eps (and the eager path's shape)
 
 
 class RMSNormFastFunction(torch.autograd.Function):
     """The eager path: forward_rows and backward_rows under autograd, without the
     operator's dispatch."""
-    forward = staticmethod(lambda x2d, weight, eps: forward_rows(x2d, weight, eps))
+    forward = staticmethod(lambda x2d, weight, eps, shape: forward_rows(x2d, weight, eps, shape=shape))
     setup_context = staticmethod(save_for_backward)
     # its backward computes with kernels autograd cannot see: differentiable once
     backward = staticmethod(once_differentiable(backward))
@@ -556,13 +560,11 @@ def rms_norm_fast(input, normalized_shape, weight=None, eps=None):
     x2d = dropin.rows_view(input, len(shape))  # a view when the rows are evenly spaced
     w = dropin.flat(weight)
     how = dropin.path(input, weight)
-    if how == "op":
-        y = rms_norm_fwd(x2d, w, float(eps))[0]
-    elif how == "autograd":
-        y = RMSNormFastFunction.apply(x2d, w, float(eps))[0]
-    else:
-        y = forward_rows(x2d, w, float(eps))[0]
-    return y.view(input.shape)
+    if how == "launch":
+        return forward_rows(x2d, w, float(eps), shape=input.shape)[0]
+    if how == "autograd":
+        return RMSNormFastFunction.apply(x2d, w, float(eps), input.shape)[0]
+    return rms_norm_fwd(x2d, w, float(eps))[0].view(input.shape)
 
 
 class RMSNormFast(torch.nn.RMSNorm):
