@@ -12,12 +12,15 @@ chapter OP in (layernorm, rmsnorm):
   bandwidth measured in the same run, and each target met, missed, or within the figure's range;
 - OP-small.md: the launch-bound 128x257 case, GPU µs per call and the host cost of one call;
 - OP-profile.md: host time against the profiler's kernel time of one fwd+bwd call;
+- OP-host.md: the host cost of one call at few rows (decoding, small batches) against eager PyTorch,
+  each ratio against its target; OP-host-steps.md: each step of one call alone;
 - OP-sweep-gpu.svg (and .zh.svg, .vi.svg): % of copy bandwidth against N over the sweep
   (M = total / N rows) for every provider, fwd and fwd+bwd panels, each line with its range;
 - OP-sweep.md: the sweep at a few N plus each provider's lowest figure;
 - OP-dtypes.md: the sweep's fp16 and fp32 points;
 
-and dw-error.md (LayerNorm dW error per design) and quotes.json (every number the pages quote, as
+and dw-error.md (LayerNorm dW error per design), llama.md (a Llama training step with each RMSNorm:
+GPU time, speed-up over eager, loss and gradient agreement) and quotes.json (every number the pages quote, as
 ready-to-print strings: a page writes {{ faster.KEY }}). Tables and quotes are written in every
 language of the site (normkit.tables.write_localized: words from normkit/catalogue.toml, numbers in
 the language's format), and so are the plots. Same input, same bytes: no dates, a fixed SVG hash
@@ -194,6 +197,83 @@ def profile_md(res, op, t):
                    f"{claims.with_range(p['gpu_us_per_call'], 'gpu', t)} | "
                    f"{t.number(p['launches_per_call'], '.0f')} |")
     out += ["", t("profile_protocol").format(repeats=res["protocol"]["repeats"])]
+    return "\n".join(out) + "\n"
+
+
+MARKS = {"met": "✓", "missed": "✗", "within": "≈"}
+STEPS = ("synchronize", "checks", "views", "allocate", "launch", "forward_rows", "call", "torch_call",
+         "autograd_identity", "autograd_forward", "backward_rows", "call_fwd_bwd", "torch_fwd_bwd")
+
+
+def host_md(res, op, t):
+    """The host cost of one call at few rows, fast against eager PyTorch, and each target's verdict."""
+    rows = {(r["M"], r["N"], r["provider"]): r for r in res["host_grid"] if r["op"] == op}
+    targets = res["host_targets"]
+    out = [f"**{res['dtype']}** · {t('host_per_call')}", "",
+           f"| {t('shape')} | {t('fwd')}: {t('host_pair')} | {t('host_ratio')} "
+           f"| {t('fwdbwd')}: {t('host_pair')} | {t('host_ratio')} |",
+           "|---|--:|--:|--:|--:|"]
+    for m, n in sorted({(m, n) for m, n, _ in rows}):
+        fast, torch = rows[(m, n, "fast")], rows[(m, n, "torch")]
+        cells = []
+        for key, _ in MODES:
+            if not (_ok(fast) and _ok(torch)):
+                cells += [t("refused"), "—"]
+                continue
+            f, e = fast[f"{key}_host_us"], torch[f"{key}_host_us"]
+            verdict = claims.under(f, e, targets[key])
+            cells += [f"{_us(f, t, 'host')} · {_us(e, t, 'host')}",
+                      f"{claims.times_text(claims.ratio(f, e), 'host', t)} {MARKS[verdict]}"]
+        out.append(f"| {_shape_text(m, n)} | " + " | ".join(cells) + " |")
+    words = {_short(k): t.times(v, ".1f") for k, v in targets.items()}
+    out += ["", t("host_target_marks").format(**words), "", claims.protocol_text(res["protocol"], t, "host")]
+    return "\n".join(out) + "\n"
+
+
+def host_steps_md(res, op, t):
+    """Each step of one fast call, alone, against the whole call and eager PyTorch's."""
+    steps = {r["step"]: r["host_us"] for r in res["host_steps"]["steps"] if r["op"] == op}
+    shape = _shape_text(res["host_steps"]["M"], res["host_steps"]["N"])
+    out = [f"**{shape} {res['host_steps']['dtype']}** · {t('host_per_call')}", "",
+           f"| {t('step')} | {t('host_us')} |", "|---|--:|"]
+    for step in STEPS:
+        fig = steps.get(step)
+        cell = t("refused") if fig is None or "error" in fig else claims.with_range(fig, "host", t)
+        out.append(f"| {t('step_' + step).format(fast=NAMES[op]['fast'], torch=NAMES[op]['torch'])} | {cell} |")
+    out += ["", t("host_steps_note"), "", claims.protocol_text(res["protocol"], t, "host")]
+    return "\n".join(out) + "\n"
+
+
+LLAMA_NAMES = {"torch": "LlamaRMSNorm", "fast": "rms_norm_fast", "liger": "Liger"}
+
+
+def llama_md(res, t):
+    """The Llama training step with each RMSNorm: GPU time, against eager, and agreement with eager."""
+    llama = res["llama"]
+    steps = {(r["provider"], r["hidden"]): r["gpu_us"] for r in llama["steps"]}
+    agree = {(r["provider"], r["hidden"]): r for r in llama["agreement"]}
+    c = llama["config"]
+    out = [t("llama_config").format(layers=c["layers"], batch=c["batch"], seq=c["seq"], vocab=c["vocab"]), "",
+           f"| {t('hidden')} | {t('provider')} | {t('step_ms')} | {t('vs_eager')} | {t('loss')} "
+           f"| {t('grad_diff')} |", "|--:|---|--:|--:|--:|--:|"]
+    for hidden, _ in llama["shapes"]:
+        eager = steps.get(("torch", hidden))
+        for name in LLAMA_NAMES:
+            fig, a = steps.get((name, hidden)), agree.get((name, hidden), {})
+            if fig is None or "error" in fig or "error" in a:
+                if (fig or {}).get("error", a.get("error", "")).startswith(MISSING):
+                    continue  # a package not installed: left out
+                out.append(f"| {hidden} | `{LLAMA_NAMES[name]}` | {t('refused')} | — | — | — |")
+                continue
+            ms = claims.transform(fig, lambda us: us / 1e3)
+            speed = "—" if name == "torch" else (
+                f"{claims.times_text(claims.ratio(eager, fig), 'gpu', t)} "
+                f"({t(claims.time_verdict(fig, eager, 'gpu'))})")
+            diff = "—" if name == "torch" else _sci(a["max_grad_rel_diff"], t)
+            out.append(f"| {hidden} | `{LLAMA_NAMES[name]}` | {claims.with_range(ms, 'gpu', t)} | {speed} | "
+                       f"{t.number(a['loss'], '.5f')} | {diff} |")
+    floor = t.number(100 * claims.REPRODUCIBILITY["gpu"], "g")
+    out += ["", t("llama_note"), "", t("protocol_model").format(**llama["protocol"], floor=floor)]
     return "\n".join(out) + "\n"
 
 
@@ -381,6 +461,61 @@ def _sweep_quotes(res, op, p, copy, t, q):
         q[f"{p}_sweep_fwdbwd_behind_count"] = str(len(behind))
 
 
+def _host_quotes(res, op, p, t, q):
+    """The host grid's verdicts and ratio ranges, and each step's host cost."""
+    rows = {(r["M"], r["N"], r["provider"]): r for r in res["host_grid"] if r["op"] == op}
+    q["host_m_list"] = ", ".join(str(m) for m in sorted({r["M"] for r in res["host_grid"]}))
+    q["host_n_list"] = ", ".join(str(n) for n in sorted({r["N"] for r in res["host_grid"]}))
+    for key, _ in MODES:
+        k = _short(key)
+        q[f"host_{k}_target"] = t.times(res["host_targets"][key], ".1f")
+        ratios, verdicts = [], []
+        for m, n in sorted({(m, n) for m, n, _ in rows}):
+            fast, torch = rows[(m, n, "fast")], rows[(m, n, "torch")]
+            if _ok(fast) and _ok(torch):
+                f, e = fast[f"{key}_host_us"], torch[f"{key}_host_us"]
+                ratios.append(f["median"] / e["median"])
+                verdicts.append(claims.under(f, e, res["host_targets"][key]))
+        for v in ("met", "within", "missed"):
+            q[f"{p}_host_{k}_{v}"] = str(verdicts.count(v))
+        q["host_cells"] = str(len(verdicts))
+        if ratios:
+            q[f"{p}_host_{k}_ratio_low"] = t.times(min(ratios), ".1f")
+            q[f"{p}_host_{k}_ratio_high"] = t.times(max(ratios), ".1f")
+    q["host_steps_shape"] = _shape_text(res["host_steps"]["M"], res["host_steps"]["N"])
+    for r in res["host_steps"]["steps"]:
+        if r["op"] == op and "error" not in r["host_us"]:
+            q[f"{p}_step_{r['step']}_us"] = _us(r["host_us"], t, "host")
+
+
+def _llama_quotes(res, t, q):
+    """The Llama step: each swap's speed-up over eager and verdict, and its gradients' agreement."""
+    llama = res["llama"]
+    steps = {(r["provider"], r["hidden"]): r["gpu_us"] for r in llama["steps"]}
+    agree = {(r["provider"], r["hidden"]): r for r in llama["agreement"]}
+    q["llama_layers"], q["llama_seq"], q["llama_batch"] = (str(llama["config"][k]) for k in ("layers", "seq", "batch"))
+    q["llama_hidden_list"] = ", ".join(str(h) for h, _ in llama["shapes"])
+    diffs = []
+    for hidden, _ in llama["shapes"]:
+        eager = steps.get(("torch", hidden))
+        for name in ("fast", "liger"):
+            fig, a = steps.get((name, hidden)), agree.get((name, hidden), {})
+            if not (fig and eager and "error" not in fig and "error" not in eager and "error" not in a):
+                continue
+            q[f"llama_{name}_speedup_h{hidden}"] = claims.times_text(claims.ratio(eager, fig), "gpu", t)
+            q[f"llama_{name}_verdict_h{hidden}"] = t(claims.time_verdict(fig, eager, "gpu"))
+            q[f"llama_{name}_grad_diff_h{hidden}"] = _sci(a["max_grad_rel_diff"], t)
+            q[f"llama_{name}_loss_h{hidden}"] = t.number(a["loss"], ".5f")
+            q[f"llama_eager_loss_h{hidden}"] = t.number(a["eager_loss"], ".5f")
+            if name == "fast":
+                diffs.append(a["max_grad_rel_diff"])
+        fast, liger = steps.get(("fast", hidden)), steps.get(("liger", hidden))
+        if fast and liger and "error" not in fast and "error" not in liger:
+            q[f"llama_fast_vs_liger_h{hidden}"] = t(claims.time_verdict(fast, liger, "gpu"))
+    if diffs:
+        q["llama_fast_grad_diff_max"] = _sci(max(diffs), t)
+
+
 def _time_verdict(a, b, t):
     return t(claims.time_verdict(a, b, "gpu"))
 
@@ -488,6 +623,9 @@ def quotes(measurements, t=ENGLISH):
                     q[f"{p}_small_{_short(key)}_{kind}_vs_torch"] = _ratio(ratio, t)
                     q[f"{p}_small_{_short(key)}_{kind}_verdict"] = t(claims.time_verdict(fast, torch, kind))
 
+        _host_quotes(res, op, p, t, q)
+    _llama_quotes(res, t, q)
+
     dw = res["dw_error"]
     ref = _ref_max(dw)
     q["dw_shape"], q["dw_dtype"] = _shape_text(dw["M"], dw["N"]), dw["dtype"]
@@ -519,9 +657,12 @@ def write(measurements, out_dir):
         write_localized(out_dir, f"{op}-profile.md", lambda t, op=op: profile_md(res, op, t))
         write_localized(out_dir, f"{op}-sweep.md", lambda t, op=op: sweep_md(res, op, copy["median"], t))
         write_localized(out_dir, f"{op}-dtypes.md", lambda t, op=op: dtypes_md(res, op, copy["median"], t))
+        write_localized(out_dir, f"{op}-host.md", lambda t, op=op: host_md(res, op, t))
+        write_localized(out_dir, f"{op}-host-steps.md", lambda t, op=op: host_steps_md(res, op, t))
         for language in LANGUAGES:  # OP-sweep-gpu.svg, .zh.svg, .vi.svg: the plot in the page's words
             suffix = "" if language == "en" else f".{language}"
             sweep_svg(res, op, gpu, copy["median"], out_dir / f"{op}-sweep-gpu{suffix}.svg", Words(language))
     write_localized(out_dir, "dw-error.md", lambda t: dw_md(res["dw_error"], t))
+    write_localized(out_dir, "llama.md", lambda t: llama_md(res, t))
     write_localized(out_dir, "quotes.json", lambda t: json.dumps(
         quotes(measurements, t), indent=2, sort_keys=True, ensure_ascii=False) + "\n")

@@ -153,6 +153,33 @@ def _launch(op):
              "rows_per_program": 164} for n in sorted({*TARGET_N, *SWEEP_N})]
 
 
+HOST_STEPS = ("synchronize", "checks", "views", "allocate", "launch", "forward_rows", "call", "torch_call",
+              "autograd_identity", "autograd_forward", "backward_rows", "call_fwd_bwd", "torch_fwd_bwd")
+
+
+def _host_grid(op):
+    # M=1: fast 20 µs against eager 18 (1.11x, runs paired: met at 1.2); M=8: 60 against 20 (3x: missed)
+    rows = []
+    for m, fast_fwd in ((1, 20.0), (8, 60.0)):
+        for name, fwd, both in (("fast", fast_fwd, 150.0), ("torch", 18.0 if m == 1 else 20.0, 100.0)):
+            rows.append({"op": op, "provider": name, "M": m, "N": 4096, "dtype": "bfloat16",
+                         "fwd_host_us": {"median": fwd, "low": fwd, "high": fwd, "runs": [fwd] * 3},
+                         "fwd_bwd_host_us": {"median": both, "low": both, "high": both, "runs": [both] * 3}})
+    return rows
+
+
+def _llama():
+    steps = [{"provider": "torch", "hidden": 2048, "gpu_us": fig(12000.0, 11950.0, 12050.0)},
+             {"provider": "fast", "hidden": 2048, "gpu_us": fig(10000.0, 9950.0, 10050.0)},
+             {"provider": "liger", "hidden": 2048, "gpu_us": {"error": MISSING}}]
+    agreement = [{"provider": "torch", "hidden": 2048, "loss": 10.5, "eager_loss": 10.5, "max_grad_rel_diff": 0.0},
+                 {"provider": "fast", "hidden": 2048, "loss": 10.50003, "eager_loss": 10.5,
+                  "max_grad_rel_diff": 8.4e-3},
+                 {"provider": "liger", "hidden": 2048, "error": MISSING}]
+    return {"config": {"layers": 2, "batch": 2, "seq": 2048, "vocab": 32000, "head_dim": 128},
+            "shapes": [[2048, 5632]], "protocol": PROTOCOL, "steps": steps, "agreement": agreement}
+
+
 def synthetic_measurements():
     err = {"max_abs_ref": 600.0}
     dw = {"M": M, "N": 4096, "dtype": "bfloat16",
@@ -167,7 +194,13 @@ def synthetic_measurements():
                "providers": ["teaching", "fast", "torch", "compile", "liger"], "protocol": PROTOCOL,
                "launch": {op: _launch(op) for op in OPS}, "targets": {op: _targets(op) for op in OPS},
                "sweep": {op: _sweep(op) for op in OPS}, "small": [r for op in OPS for r in _small(op)],
-               "dw_error": dw, "profile": [p for op in OPS for p in _profile(op)], "seconds": {}}
+               "dw_error": dw, "profile": [p for op in OPS for p in _profile(op)], "seconds": {},
+               "host_targets": {"fwd": 1.2, "fwd_bwd": 1.5},
+               "host_grid": [r for op in OPS for r in _host_grid(op)],
+               "host_steps": {"M": 8, "N": 4096, "dtype": "bfloat16",
+                              "steps": [{"op": op, "step": st, "host_us": fig(10.0 + i, 9.0 + i, 11.0 + i)}
+                                        for op in OPS for i, st in enumerate(HOST_STEPS)]},
+               "llama": _llama()}
     copy = fig(COPY, 3990.0, 4010.0)
     return {"provenance": {"gpu": "Synthetic GPU", "copy": copy, "copy_gb_per_s": COPY, "quick": False},
             "results": results}
@@ -181,7 +214,8 @@ def test_write_renders_every_file_in_every_language(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     names = sorted(p.name for p in tmp_path.iterdir())
     expected = [f"quotes{lang}.json" for lang in LANGS]
-    for stem in ("dw-error", *(f"{op}-{t}" for op in OPS for t in ("targets", "small", "profile", "sweep", "dtypes"))):
+    for stem in ("dw-error", "llama", *(f"{op}-{t}" for op in OPS for t in ("targets", "small", "profile", "sweep",
+                                                                             "dtypes", "host", "host-steps"))):
         expected += [f"{stem}{lang}.md" for lang in LANGS]
     expected += [f"{op}-sweep-gpu{lang}.svg" for op in OPS for lang in LANGS]
     assert names == sorted(expected)
@@ -408,3 +442,29 @@ def test_quick_measure_renders(tmp_path):
     report.write({"provenance": {"gpu": results["device"], "copy": copy, "copy_gb_per_s": round(copy["median"], 1)},
                   "results": results}, tmp_path)
     assert json.loads(_read(tmp_path / "quotes.json"))["gpu"] == results["device"]
+
+
+def test_host_table_reads_each_target_from_the_paired_ratio(tmp_path):
+    report.write(synthetic_measurements(), tmp_path)
+    table = _read(tmp_path / "rmsnorm-host.md")
+    # 20 / 18 = 1.11x, within ±20 % of its median: the range 0.89-1.33 holds 1.2, so "≈"; 60 / 20 = 3x: "✗".
+    # (18 prints as 20: a host cost's digits stop at its ±60 % floor)
+    assert "| 1×4096 | 20 · 20 | 1.1× ≈ | 150 · 100 | 1.5× ≈ |" in table, table
+    assert "| 8×4096 | 60 · 20 | 3× ✗ |" in table, table
+    q = json.loads(_read(tmp_path / "quotes.json"))
+    assert (q["rms_host_fwd_missed"], q["rms_host_fwd_within"], q["host_cells"]) == ("1", "1", "2")
+    assert q["host_fwd_target"] == "1.2×" and q["host_m_list"] == "1, 8"
+
+
+def test_host_steps_and_llama_tables(tmp_path):
+    report.write(synthetic_measurements(), tmp_path)
+    steps = _read(tmp_path / "layernorm-host-steps.md")
+    assert len([ln for ln in steps.splitlines() if ln.startswith("| ")]) == 1 + len(HOST_STEPS)
+    assert "| the whole forward call, layer_norm_fast | 16 (6–26) |" in steps, steps
+    llama = _read(tmp_path / "llama.md")
+    # 12000 / 10000 µs: 1.2x, faster (the ranges do not overlap); Liger is not installed: left out
+    assert "| 2048 | `rms_norm_fast` | 10.0 (9.7–10.3) | 1.20× (faster) | 10.50003 | 8.4e-3 |" in llama, llama
+    assert "Liger" not in llama.split("\n\n")[1]
+    q = json.loads(_read(tmp_path / "quotes.json"))
+    assert q["llama_fast_speedup_h2048"] == "1.20×" and q["llama_fast_verdict_h2048"] == "faster"
+    assert "llama_liger_speedup_h2048" not in q

@@ -142,11 +142,11 @@ def ln_fast_fwd_chunked_kernel(
     if N % CHUNK != 0:
         # the last, partial chunk: only lanes below N see one more value
         cols = (N // CHUNK) * CHUNK + lanes
-        col_ok = (cols < N)[None, :]
-        x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=row_ok[:, None] & col_ok,
+        tail = (cols < N)[None, :]
+        x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=row_ok[:, None] & tail,
                     other=0.0, eviction_policy="evict_last").to(tl.float32)
-        count += col_ok.to(tl.float32)
-        d = tl.where(col_ok, x - mean, 0.0)
+        count += tail.to(tl.float32)
+        d = tl.where(tail, x - mean, 0.0)
         mean += d / tl.maximum(count, 1.0)
         m2 += d * (x - mean)
     mean_row, m2_row, _ = tl.reduce((mean, m2, count), 1, welford_combine)
@@ -578,15 +578,15 @@ def save_for_backward(ctx, inputs, output):
     x2d, weight, bias = inputs[:3]
     ctx.save_for_backward(x2d, weight, output[1])
     ctx.bias_dtype = None if bias is None else bias.dtype
-    ctx.mark_non_differentiable(output[1])  # the statistics are a by-product
+    ctx.mark_non_differentiable(output[1])  # the statistics are a by-product:
+    ctx.set_materialize_grads(False)  # no zeros launched for their gradient
 
 
-def backward(ctx, dy, _):
+def gradients(ctx, dy, run):
+    """The gradients autograd asks for, from run: backward_rows, or the operator that calls it."""
     x2d, weight, stats = ctx.saved_tensors
     dy2d = dy if dy.dim() == 2 else dy.reshape(x2d.shape)  # y had the input's shape
     needs = ctx.needs_input_grad[:3]
-    # traced by torch.compile: the registered operator; eager: the launch itself
-    run = layer_norm_bwd if torch.compiler.is_compiling() else backward_rows
     dx, dparams = run(dy2d, x2d, weight, stats, ctx.bias_dtype, list(needs))
     parts = iter(dparams)  # dW, then dB: the rows that were asked for
     grads = (dx if needs[0] else None, next(parts) if needs[1] else None,
@@ -594,12 +594,27 @@ def backward(ctx, dy, _):
     return grads + (None,) * (len(ctx.needs_input_grad) - 3)  # eps (and the eager path's shape)
 
 
+def backward(ctx, dy, _):
+    """The eager path's backward: the launches themselves."""
+    return gradients(ctx, dy, backward_rows)
+
+
+def backward_op(ctx, dy, _):
+    """The operator's backward: torch.compile records the backward operator, opaque to it."""
+    return gradients(ctx, dy, layer_norm_bwd)
+
+
 class LayerNormFastFunction(torch.autograd.Function):
     """The eager path: forward_rows and backward_rows under autograd, without the
-    operator's dispatch."""
-    forward = staticmethod(lambda x2d, weight, bias, eps, shape: forward_rows(x2d, weight, bias, eps,
-                                                                              shape=shape))
-    setup_context = staticmethod(save_for_backward)
+    operator's dispatch. (forward takes ctx: with a separate setup_context, apply would
+    bind its arguments through inspect.signature on every call.)"""
+
+    @staticmethod
+    def forward(ctx, x2d, weight, bias, eps, shape):
+        output = forward_rows(x2d, weight, bias, eps, shape=shape)
+        save_for_backward(ctx, (x2d, weight, bias), output)
+        return output
+
     # its backward computes with kernels autograd cannot see: differentiable once
     backward = staticmethod(once_differentiable(backward))
 # --8<-- [end:fast_autograd]
@@ -608,7 +623,7 @@ class LayerNormFastFunction(torch.autograd.Function):
 # --8<-- [start:fast_ops]
 # The same two steps as PyTorch operators, for torch.compile: Dynamo records one opaque call
 # (it would otherwise trace into the launch code and break the graph), the fake functions tell
-# it the outputs' shapes, and the forward's autograd formula is the one above (differentiable
+# it the outputs' shapes, and the forward's autograd formula is backward_op (differentiable
 # once, as in eager).
 @torch.library.custom_op(f"{dropin.NAMESPACE}::layer_norm_fwd", mutates_args=())
 def layer_norm_fwd(x2d: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
@@ -639,7 +654,7 @@ def _(dy2d, x2d, weight, stats, bias_dtype, needs):
             x2d.new_empty((parts, x2d.shape[1]), dtype=dtype))
 
 
-layer_norm_fwd.register_autograd(once_differentiable(backward), setup_context=save_for_backward)
+layer_norm_fwd.register_autograd(once_differentiable(backward_op), setup_context=save_for_backward)
 # --8<-- [end:fast_ops]
 
 

@@ -131,9 +131,7 @@ def compare(a, b, kind):
 
     Host costs (PAIRED_RATIO) are compared by the range of their paired ratio a / b against 1 instead."""
     if kind in PAIRED_RATIO:
-        r = ratio(a, b)
-        margin = PAIRED_RATIO[kind] * r["median"]
-        low, high = min(min(r["runs"]), r["median"] - margin), max(max(r["runs"]), r["median"] + margin)
+        low, high = paired_range(a, b, kind)
         return "lower" if high < 1 else "higher" if low > 1 else "on_par"
     (a_lo, a_hi), (b_lo, b_hi) = stated(a, kind), stated(b, kind)
     if a_hi < b_lo:
@@ -141,6 +139,23 @@ def compare(a, b, kind):
     if a_lo > b_hi:
         return "higher"
     return "on_par"
+
+
+def paired_range(a, b, kind):
+    """The stated range of a / b from paired repetitions: their spread, at least ±PAIRED_RATIO[kind]."""
+    r = ratio(a, b)
+    margin = PAIRED_RATIO[kind] * r["median"]
+    return min(min(r["runs"]), r["median"] - margin), max(max(r["runs"]), r["median"] + margin)
+
+
+def under(a, b, limit, kind="host"):
+    """"met" where the stated range of a / b lies at or under limit, "missed" above it, else "within"."""
+    low, high = paired_range(a, b, kind)
+    if high <= limit:
+        return "met"
+    if low > limit:
+        return "missed"
+    return "within"
 
 
 def time_verdict(time, other, kind):

@@ -488,26 +488,41 @@ def backward_rows(dy2d, x2d, weight, rstd, needs=(True, True), config=None, prog
 def save_for_backward(ctx, inputs, output):
     x2d, weight = inputs[:2]
     ctx.save_for_backward(x2d, weight, output[1])
-    ctx.mark_non_differentiable(output[1])  # rstd is a by-product
+    ctx.mark_non_differentiable(output[1])  # rstd is a by-product:
+    ctx.set_materialize_grads(False)  # no zeros launched for its gradient
 
 
-def backward(ctx, dy, _):
+def gradients(ctx, dy, run):
+    """The gradients autograd asks for, from run: backward_rows, or the operator that calls it."""
     x2d, weight, rstd = ctx.saved_tensors
     dy2d = dy if dy.dim() == 2 else dy.reshape(x2d.shape)  # y had the input's shape
     needs = ctx.needs_input_grad[:2]
-    if torch.compiler.is_compiling():  # traced by torch.compile: the registered operator
-        dx, dw = rms_norm_bwd(dy2d, x2d, weight, rstd, list(needs))
-        grads = (dx if needs[0] else None, dw if needs[1] else None)
-    else:
-        grads = backward_rows(dy2d, x2d, weight, rstd, needs)
+    dx, dw = run(dy2d, x2d, weight, rstd, list(needs))
+    grads = (dx if needs[0] else None, dw if needs[1] else None)
     return grads + (None,) * (len(ctx.needs_input_grad) - 2)  # eps (and the eager path's shape)
+
+
+def backward(ctx, dy, _):
+    """The eager path's backward: the launches themselves."""
+    return gradients(ctx, dy, backward_rows)
+
+
+def backward_op(ctx, dy, _):
+    """The operator's backward: torch.compile records the backward operator, opaque to it."""
+    return gradients(ctx, dy, rms_norm_bwd)
 
 
 class RMSNormFastFunction(torch.autograd.Function):
     """The eager path: forward_rows and backward_rows under autograd, without the
-    operator's dispatch."""
-    forward = staticmethod(lambda x2d, weight, eps, shape: forward_rows(x2d, weight, eps, shape=shape))
-    setup_context = staticmethod(save_for_backward)
+    operator's dispatch. (forward takes ctx: with a separate setup_context, apply would
+    bind its arguments through inspect.signature on every call.)"""
+
+    @staticmethod
+    def forward(ctx, x2d, weight, eps, shape):
+        output = forward_rows(x2d, weight, eps, shape=shape)
+        save_for_backward(ctx, (x2d, weight), output)
+        return output
+
     # its backward computes with kernels autograd cannot see: differentiable once
     backward = staticmethod(once_differentiable(backward))
 # --8<-- [end:fast_autograd]
@@ -516,7 +531,7 @@ class RMSNormFastFunction(torch.autograd.Function):
 # --8<-- [start:fast_ops]
 # The same two steps as PyTorch operators, for torch.compile: Dynamo records one opaque call
 # (it would otherwise trace into the launch code and break the graph), the fake functions tell
-# it the outputs' shapes, and the forward's autograd formula is the one above (differentiable
+# it the outputs' shapes, and the forward's autograd formula is backward_op (differentiable
 # once, as in eager).
 @torch.library.custom_op(f"{dropin.NAMESPACE}::rms_norm_fwd", mutates_args=())
 def rms_norm_fwd(x2d: torch.Tensor, weight: Optional[torch.Tensor],
@@ -545,7 +560,7 @@ def _(dy2d, x2d, weight, rstd, needs):
                           dtype=weight.dtype if grad_w else x2d.dtype))
 
 
-rms_norm_fwd.register_autograd(once_differentiable(backward), setup_context=save_for_backward)
+rms_norm_fwd.register_autograd(once_differentiable(backward_op), setup_context=save_for_backward)
 # --8<-- [end:fast_ops]
 
 
