@@ -194,3 +194,13 @@ def test_cuda_graph_capture_replays_the_call():
 @pytest.mark.skipif(INTERPRETED, reason="the interpreter runs on the CPU")
 def test_kernels_are_used_on_the_gpu():
     assert dropin.on_kernels(tensor(2, 8))
+
+
+@pytest.mark.skipif(INTERPRETED or torch.cuda.device_count() < 2, reason="needs two CUDA GPUs")
+def test_second_gpu_while_the_first_is_current():
+    # the compiled kernels are per device, and the launch goes to the tensor's device and stream
+    for device in ("cuda:0", "cuda:1", "cuda:0", "cuda:1"):
+        x = torch.randn(64, 512, device=device, requires_grad=True)
+        w, b = (torch.randn(512, device=device, requires_grad=True) for _ in range(2))
+        assert torch.cuda.current_device() == 0
+        assert_same_as_torch(ours, torchs, (x, (512,), w, b))

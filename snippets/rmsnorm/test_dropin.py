@@ -164,3 +164,13 @@ def test_compiled_with_cuda_graphs_matches_eager():
     for _ in range(3):  # reduce-overhead records its CUDA graph on a later call
         y = compiled(x)
     torch.testing.assert_close(y, model(x), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.skipif(DEVICE.type != "cuda" or torch.cuda.device_count() < 2, reason="needs two CUDA GPUs")
+def test_second_gpu_while_the_first_is_current():
+    # the compiled kernels are per device, and the launch goes to the tensor's device and stream
+    for device in ("cuda:0", "cuda:1", "cuda:0", "cuda:1"):
+        x = torch.randn(64, 512, device=device, requires_grad=True)
+        w = torch.randn(512, device=device, requires_grad=True)
+        assert torch.cuda.current_device() == 0
+        assert_same_as_torch(ours, torchs, (x, (512,), w))
