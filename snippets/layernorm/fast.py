@@ -485,11 +485,6 @@ sum_partials = DirectLauncher(sum_partials_kernel)
 # --8<-- [end:fast_direct_launch]
 
 
-def row_stride(rows):
-    """The row stride the kernels are compiled for: any value serves a single row."""
-    return rows.stride(0) if rows.shape[0] > 1 else rows.shape[1]
-
-
 # --8<-- [start:fast_forward_launch]
 def forward_rows(x2d, weight, bias, eps, config=None, shape=None):
     """y (contiguous, in x's dtype) and the (2, M) fp32 mean and rstd, for (M, N) rows
@@ -509,7 +504,7 @@ def forward_rows(x2d, weight, bias, eps, config=None, shape=None):
     # an absent parameter: any pointer stands in, the kernel never reads it
     launch[(triton.cdiv(M, rows),)](
         x2d, y, x2d if weight is None else weight, x2d if bias is None else bias,
-        stats, M, eps, N=N, STRIDE=row_stride(x2d), **block_arg, ROWS=rows,
+        stats, M, eps, N=N, STRIDE=dropin.row_stride(x2d), **block_arg, ROWS=rows,
         HAS_W=weight is not None, HAS_B=bias is not None, num_warps=num_warps)
     return y, stats
 # --8<-- [end:fast_forward_launch]
@@ -560,7 +555,8 @@ def backward_rows(dy2d, x2d, weight, stats, bias_dtype=torch.float32, needs=(Tru
     launch[(programs,)](
         x2d, dy2d, x2d if dx is None else dx, x2d if weight is None else weight, stats,
         part if parts else x2d, M, rows_per_program,
-        N=N, STRIDE_X=row_stride(x2d), STRIDE_DY=row_stride(dy2d), **design, ROWS=rows,
+        N=N, STRIDE_X=dropin.row_stride(x2d), STRIDE_DY=dropin.row_stride(dy2d),
+        **design, ROWS=rows,
         HAS_W=weight is not None, GRAD_X=grad_x, GRAD_W=grad_w, GRAD_B=grad_b,
         num_warps=num_warps)
     if parts and part is not out:

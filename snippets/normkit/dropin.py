@@ -84,6 +84,11 @@ def rows_view(x, n_dims):
     return rows
 
 
+def row_stride(rows):
+    """The row stride a kernel is compiled for (a constexpr, as N is): any value serves one row."""
+    return rows.stride(0) if rows.shape[0] > 1 else rows.shape[1]
+
+
 def flat(p):
     """A parameter of normalized_shape as (N,), contiguous (a no-op for the usual 1-D parameter)."""
     if p is None or (p.dim() == 1 and p.is_contiguous()):

@@ -405,11 +405,6 @@ sum_partials = DirectLauncher(sum_partials_kernel)
 # --8<-- [end:fast_direct_launch]
 
 
-def row_stride(rows):
-    """The row stride the kernels are compiled for: any value serves a single row."""
-    return rows.stride(0) if rows.shape[0] > 1 else rows.shape[1]
-
-
 # --8<-- [start:fast_forward_launch]
 def forward_rows(x2d, weight, eps, config=None, shape=None):
     """y (contiguous, in x's dtype) and the fp32 rstd, for (M, N) rows with contiguous
@@ -428,7 +423,7 @@ def forward_rows(x2d, weight, eps, config=None, shape=None):
     # an absent weight: any pointer stands in, the kernel never reads it
     launch[(triton.cdiv(M, rows),)](
         x2d, y, x2d if weight is None else weight, rstd, M, eps,
-        N=N, STRIDE=row_stride(x2d), **block_arg, ROWS=rows, HAS_W=weight is not None,
+        N=N, STRIDE=dropin.row_stride(x2d), **block_arg, ROWS=rows, HAS_W=weight is not None,
         num_warps=num_warps)
     return y, rstd
 # --8<-- [end:fast_forward_launch]
@@ -472,7 +467,8 @@ def backward_rows(dy2d, x2d, weight, rstd, needs=(True, True), config=None, prog
     launch[(programs,)](
         x2d, dy2d, x2d if dx is None else dx, x2d if weight is None else weight, rstd,
         x2d if part is None else part, M, rows_per_program,
-        N=N, STRIDE_X=row_stride(x2d), STRIDE_DY=row_stride(dy2d), **design, ROWS=rows,
+        N=N, STRIDE_X=dropin.row_stride(x2d), STRIDE_DY=dropin.row_stride(dy2d),
+        **design, ROWS=rows,
         HAS_W=weight is not None, GRAD_X=grad_x, GRAD_W=grad_w, num_warps=num_warps)
     if part is not dw:
         # one small launch sums the partial rows and casts to the weight's dtype
