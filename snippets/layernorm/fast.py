@@ -63,11 +63,11 @@ HALF_DTYPES = (torch.float16, torch.bfloat16)
 @triton.jit(do_not_specialize=["M"])  # one compilation per width N, for every M
 def ln_fast_fwd_kernel(
     X, Y,          # (M, N) input, rows STRIDE elements apart, and contiguous output
-    W, B,          # (N,) weight and bias (any float dtype; unread without HAS_W / HAS_B)
+    W, B,          # (N,) weight and bias (unread without HAS_W / HAS_B)
     Stats,         # (2, M) fp32: mean, then rstd, saved for the backward pass
     M, eps,
     N: tl.constexpr,        # known when compiling: masks and index math fold away
-    STRIDE: tl.constexpr,   # x's row stride: N when contiguous, more for a slice of wider rows
+    STRIDE: tl.constexpr,   # x's row stride: N when contiguous, more for a slice
     BLOCK_N: tl.constexpr,  # next power of two >= N: the whole row in registers
     ROWS: tl.constexpr,     # rows per program: short rows packed to move enough bytes
     HAS_W: tl.constexpr, HAS_B: tl.constexpr,
@@ -80,7 +80,8 @@ def ln_fast_fwd_kernel(
     mask = row_ok[:, None] & col_ok[None, :]
     rows64 = rows.to(tl.int64)[:, None]  # int64: M * N may pass 2**31
 
-    x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+    x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=mask, other=0.0)
+    x = x.to(tl.float32)
 
     # both statistics from the registers: one read of x, not the teaching kernel's three
     mean = tl.sum(x, axis=1) / N
@@ -105,7 +106,8 @@ def ln_fast_fwd_kernel(
 def welford_combine(mean_a, m2_a, n_a, mean_b, m2_b, n_b):
     """Chan's merge of two (mean, sum of squared deviations, count) summaries."""
     n = n_a + n_b
-    share_b = tl.where(n > 0, n_b / tl.maximum(n, 1.0), 0.0)  # lanes past N hold nothing
+    # lanes past N hold nothing
+    share_b = tl.where(n > 0, n_b / tl.maximum(n, 1.0), 0.0)
     delta = mean_b - mean_a
     return mean_a + delta * share_b, m2_a + m2_b + delta * delta * n_a * share_b, n
 
@@ -180,14 +182,15 @@ def ln_fast_bwd_kernel(
                    # apart), contiguous gradient out
     W,             # (N,) weight (unread without HAS_W)
     Stats,         # (2, M) fp32 from the forward pass: mean, then rstd
-    Part,          # (GRAD_W + GRAD_B, programs, N): this program writes row pid of each part
+    Part,          # (GRAD_W + GRAD_B, programs, N): this program writes row pid of each
     M, rows_per_program,
     N: tl.constexpr, STRIDE_X: tl.constexpr, STRIDE_DY: tl.constexpr,
     BLOCK_N: tl.constexpr,
     ROWS: tl.constexpr,      # rows handled per step of the loop
     PREFETCH: tl.constexpr,  # load the next step's x and dy before computing this one
     HAS_W: tl.constexpr,
-    GRAD_X: tl.constexpr, GRAD_W: tl.constexpr, GRAD_B: tl.constexpr,  # wanted by autograd
+    # which gradients autograd wants
+    GRAD_X: tl.constexpr, GRAD_W: tl.constexpr, GRAD_B: tl.constexpr,
 ):
     pid = tl.program_id(0)
     programs = tl.num_programs(0)
@@ -207,7 +210,8 @@ def ln_fast_bwd_kernel(
 
     start = first
     if PREFETCH:
-        head = (start + tl.arange(0, ROWS)).to(tl.int64)[:, None]  # the first step's rows
+        # the first step's rows
+        head = (start + tl.arange(0, ROWS)).to(tl.int64)[:, None]
         head_mask = (head < end) & col_ok[None, :]
         x = tl.load(X + head * STRIDE_X + cols[None, :], mask=head_mask, other=0.0)
         dy = tl.load(DY + head * STRIDE_DY + cols[None, :], mask=head_mask, other=0.0)
@@ -220,8 +224,10 @@ def ln_fast_bwd_kernel(
             # the next step's loads go out now and arrive while this step computes
             nxt = rows64 + ROWS
             nxt_mask = (nxt < end) & col_ok[None, :]
-            x_next = tl.load(X + nxt * STRIDE_X + cols[None, :], mask=nxt_mask, other=0.0)
-            dy_next = tl.load(DY + nxt * STRIDE_DY + cols[None, :], mask=nxt_mask, other=0.0)
+            x_next = tl.load(X + nxt * STRIDE_X + cols[None, :], mask=nxt_mask,
+                             other=0.0)
+            dy_next = tl.load(DY + nxt * STRIDE_DY + cols[None, :], mask=nxt_mask,
+                              other=0.0)
         else:
             x = tl.load(X + rows64 * STRIDE_X + cols[None, :], mask=mask, other=0.0)
             dy = tl.load(DY + rows64 * STRIDE_DY + cols[None, :], mask=mask, other=0.0)
@@ -239,9 +245,11 @@ def ln_fast_bwd_kernel(
             c1 = tl.math.div_rn(tl.sum(x_hat * g, axis=1), n)
             c2 = tl.math.div_rn(tl.sum(g, axis=1), n)
             dx = (g - (x_hat * c1[:, None] + c2[:, None])) * rstd[:, None]
-            tl.store(DX + rows64 * N + cols[None, :], dx.to(DX.dtype.element_ty), mask=mask)
+            tl.store(DX + rows64 * N + cols[None, :], dx.to(DX.dtype.element_ty),
+                     mask=mask)
         if GRAD_W:
-            dw += tl.sum(dyf * x_hat, axis=0)  # masked rows hold zeros: they add nothing
+            # masked rows hold zeros: they add nothing
+            dw += tl.sum(dyf * x_hat, axis=0)
         if GRAD_B:
             db += tl.sum(dyf, axis=0)
         if PREFETCH:
@@ -250,12 +258,13 @@ def ln_fast_bwd_kernel(
         start += ROWS
 
     # one row of partial sums per program and part; Part is fp32, or the final
-    # (GRAD_W + GRAD_B, N) output in the parameters' dtype when a single program did all the rows
+    # (GRAD_W + GRAD_B, N) output in the parameters' dtype when a single program did
+    # all the rows
     if GRAD_W:
         tl.store(Part + pid * N + cols, dw.to(Part.dtype.element_ty), mask=col_ok)
     if GRAD_B:
-        tl.store(Part + ((programs if GRAD_W else 0) + pid) * N + cols, db.to(Part.dtype.element_ty),
-                 mask=col_ok)
+        db_row = Part + ((programs if GRAD_W else 0) + pid) * N
+        tl.store(db_row + cols, db.to(Part.dtype.element_ty), mask=col_ok)
 # --8<-- [end:fast_backward_kernel]
 
 
@@ -263,7 +272,7 @@ def ln_fast_bwd_kernel(
 @triton.jit(do_not_specialize=["M", "rows_per_program"])
 def ln_fast_bwd_chunked_kernel(
     X, DY, DX, W, Stats,   # as ln_fast_bwd_kernel
-    Part,          # (GRAD_W + GRAD_B, programs, N) fp32: row pid of each part is this program's sum
+    Part,          # (GRAD_W + GRAD_B, programs, N) fp32: this program's sums in row pid
     M, rows_per_program,
     N: tl.constexpr, STRIDE_X: tl.constexpr, STRIDE_DY: tl.constexpr,
     CHUNK: tl.constexpr,   # columns per step of the walk along the row
@@ -299,7 +308,8 @@ def ln_fast_bwd_chunked_kernel(
                             eviction_policy="evict_last")
                 dy = tl.load(DY + rows64 * STRIDE_DY + cols[None, :], mask=mask,
                              other=0.0, eviction_policy="evict_last")
-                x_hat = tl.where(mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None], 0.0)
+                xc = x.to(tl.float32) - mean[:, None]
+                x_hat = tl.where(mask, xc * rstd[:, None], 0.0)
                 g = dy.to(tl.float32)
                 if HAS_W:
                     g *= tl.load(W + cols, mask=cols < N, other=0.0,
@@ -321,7 +331,8 @@ def ln_fast_bwd_chunked_kernel(
             dy = tl.load(DY + rows64 * STRIDE_DY + cols[None, :], mask=mask, other=0.0,
                          eviction_policy="evict_first")
             dyf = dy.to(tl.float32)
-            x_hat = tl.where(mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None], 0.0)
+            xc = x.to(tl.float32) - mean[:, None]
+            x_hat = tl.where(mask, xc * rstd[:, None], 0.0)
             if GRAD_X:
                 g = dyf
                 if HAS_W:
@@ -333,10 +344,12 @@ def ln_fast_bwd_chunked_kernel(
             # the first step has no running sums yet: it writes instead of adding
             old = col_ok & (start > first)
             if GRAD_W:
-                dw = tl.load(DW_PART + cols, mask=old, other=0.0, eviction_policy="evict_last")
+                dw = tl.load(DW_PART + cols, mask=old, other=0.0,
+                             eviction_policy="evict_last")
                 tl.store(DW_PART + cols, dw + tl.sum(dyf * x_hat, axis=0), mask=col_ok)
             if GRAD_B:
-                db = tl.load(DB_PART + cols, mask=old, other=0.0, eviction_policy="evict_last")
+                db = tl.load(DB_PART + cols, mask=old, other=0.0,
+                             eviction_policy="evict_last")
                 tl.store(DB_PART + cols, db + tl.sum(dyf, axis=0), mask=col_ok)
         # the next step reads these running sums back, and the thread that loads an
         # element need not be the one that stored it: the barrier orders every store
@@ -416,8 +429,8 @@ def table_entry(kind, n_cols, element_size):
     return table[kind].get(triton.cdiv(n_cols, table["step"]) * table["step"])
 
 
-# past the tables' widest row, or with no table: the whole row in registers while it fits,
-# walked in chunks beyond (the chunked kernels take any N: their tiles do not grow with it)
+# past the tables' widest row: walked in chunks (the chunked kernels take any N,
+# their tiles do not grow with it)
 WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16, 1)}
 
 
@@ -518,11 +531,12 @@ def backward_grid(M, rows, programs):
 
 
 # --8<-- [start:fast_backward_launch]
-def backward_rows(dy2d, x2d, weight, stats, bias_dtype=torch.float32, needs=(True, True, True),
-                  config=None, programs=None):
+def backward_rows(dy2d, x2d, weight, stats, bias_dtype=torch.float32,
+                  needs=(True, True, True), config=None, programs=None):
     """dx and the (dW, dB) rows that `needs` (autograd's needs_input_grad for x, weight,
-    bias) asks for, as one (parts, N) tensor in the parameters' dtype; dx is None when not
-    asked for. x2d: (M, N) rows with contiguous columns; bias_dtype: None without a bias.
+    bias) asks for, as one (parts, N) tensor in the parameters' dtype; dx is None
+    when not asked for. x2d: (M, N) rows with contiguous columns; bias_dtype: None
+    without a bias.
 
     config overrides backward_config(...); programs overrides the grid size. Both
     exist for tuning and for the benchmark.
@@ -547,11 +561,15 @@ def backward_rows(dy2d, x2d, weight, stats, bias_dtype=torch.float32, needs=(Tru
     programs = programs or sm_count(x2d.device.index) * per_sm
     programs, rows_per_program = backward_grid(M, rows, programs)
     if kind == "row" and programs == 1:
-        part = out  # one program: its sums are the answer, so it writes them straight to `out`
+        # one program: its sums are the answer, so it writes them straight to `out`
+        part = out
     else:
         part = torch.empty((parts, programs, N), dtype=torch.float32, device=x2d.device)
     launch = bwd_row if kind == "row" else bwd_chunked
-    design = {"BLOCK_N": block, "PREFETCH": config[5]} if kind == "row" else {"CHUNK": block}
+    if kind == "row":
+        design = {"BLOCK_N": block, "PREFETCH": config[5]}
+    else:
+        design = {"CHUNK": block}
     launch[(programs,)](
         x2d, dy2d, x2d if dx is None else dx, x2d if weight is None else weight, stats,
         part if parts else x2d, M, rows_per_program,
@@ -579,7 +597,8 @@ def save_for_backward(ctx, inputs, output):
 
 
 def gradients(ctx, dy, run):
-    """The gradients autograd asks for, from run: backward_rows, or the operator that calls it."""
+    """The gradients autograd asks for, from run: backward_rows, or the operator
+    that calls it."""
     x2d, weight, stats = ctx.saved_tensors
     dy2d = dy if dy.dim() == 2 else dy.reshape(x2d.shape)  # y had the input's shape
     needs = ctx.needs_input_grad[:3]
@@ -587,7 +606,8 @@ def gradients(ctx, dy, run):
     parts = iter(dparams)  # dW, then dB: the rows that were asked for
     grads = (dx if needs[0] else None, next(parts) if needs[1] else None,
              next(parts) if needs[2] else None)
-    return grads + (None,) * (len(ctx.needs_input_grad) - 3)  # eps (and the eager path's shape)
+    # and None for eps (and the eager path's shape)
+    return grads + (None,) * (len(ctx.needs_input_grad) - 3)
 
 
 def backward(ctx, dy, _):
@@ -596,7 +616,7 @@ def backward(ctx, dy, _):
 
 
 def backward_op(ctx, dy, _):
-    """The operator's backward: torch.compile records the backward operator, opaque to it."""
+    """The operator's backward: torch.compile records the backward operator."""
     return gradients(ctx, dy, layer_norm_bwd)
 
 
@@ -617,27 +637,30 @@ class LayerNormFastFunction(torch.autograd.Function):
 
 
 # --8<-- [start:fast_ops]
-# The same two steps as PyTorch operators, for torch.compile: Dynamo records one opaque call
-# (it would otherwise trace into the launch code and break the graph), the fake functions tell
-# it the outputs' shapes, and the forward's autograd formula is backward_op (differentiable
-# once, as in eager).
+# The same two steps as PyTorch operators, for torch.compile: Dynamo records one
+# opaque call (it would otherwise trace into the launch code and break the graph),
+# the fake functions tell it the outputs' shapes, and the forward's autograd formula
+# is backward_op (differentiable once, as in eager).
 @torch.library.custom_op(f"{dropin.NAMESPACE}::layer_norm_fwd", mutates_args=())
-def layer_norm_fwd(x2d: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
+def layer_norm_fwd(x2d: torch.Tensor, weight: Optional[torch.Tensor],
+                   bias: Optional[torch.Tensor],
                    eps: float) -> tuple[torch.Tensor, torch.Tensor]:
     return forward_rows(x2d, weight, bias, eps)
 
 
 @layer_norm_fwd.register_fake
 def _(x2d, weight, bias, eps):
-    return x2d.new_empty(x2d.shape), x2d.new_empty((2, x2d.shape[0]), dtype=torch.float32)
+    stats = x2d.new_empty((2, x2d.shape[0]), dtype=torch.float32)
+    return x2d.new_empty(x2d.shape), stats
 
 
 @torch.library.custom_op(f"{dropin.NAMESPACE}::layer_norm_bwd", mutates_args=())
-def layer_norm_bwd(dy2d: torch.Tensor, x2d: torch.Tensor, weight: Optional[torch.Tensor],
-                   stats: torch.Tensor, bias_dtype: Optional[torch.dtype], needs: list[bool]
-                   ) -> tuple[torch.Tensor, torch.Tensor]:
-    """dx (empty when not asked for) and the asked-for rows of (dW, dB) as one tensor: an
-    operator's outputs are tensors, none of them a view of another."""
+def layer_norm_bwd(dy2d: torch.Tensor, x2d: torch.Tensor,
+                   weight: Optional[torch.Tensor], stats: torch.Tensor,
+                   bias_dtype: Optional[torch.dtype],
+                   needs: list[bool]) -> tuple[torch.Tensor, torch.Tensor]:
+    """dx (empty when not asked for) and the asked-for rows of (dW, dB) as one
+    tensor: an operator's outputs are tensors, none of them a view of another."""
     dx, dparams = backward_rows(dy2d, x2d, weight, stats, bias_dtype, needs)
     return x2d.new_empty(0) if dx is None else dx, dparams
 
@@ -650,15 +673,18 @@ def _(dy2d, x2d, weight, stats, bias_dtype, needs):
             x2d.new_empty((parts, x2d.shape[1]), dtype=dtype))
 
 
-layer_norm_fwd.register_autograd(once_differentiable(backward_op), setup_context=save_for_backward)
+layer_norm_fwd.register_autograd(once_differentiable(backward_op),
+                                 setup_context=save_for_backward)
 # --8<-- [end:fast_ops]
 
 
 # --8<-- [start:fast_entry]
 def layer_norm_fast(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-    """F.layer_norm, with the fast Triton kernels: the same arguments, the same results."""
-    shape = check_inputs(input, normalized_shape, weight, bias, eps)  # before any launch
-    if not dropin.on_kernels(input, weight, bias):  # float64, or a device without the kernels
+    """F.layer_norm with the fast Triton kernels: the same arguments and results."""
+    # before any launch
+    shape = check_inputs(input, normalized_shape, weight, bias, eps)
+    # float64, or a device without the kernels: PyTorch computes it
+    if not dropin.on_kernels(input, weight, bias):
         return F.layer_norm(input, shape, weight, bias, eps)
     x2d = dropin.rows_view(input, len(shape))  # a view when the rows are evenly spaced
     w, b = dropin.flat(weight), dropin.flat(bias)
@@ -675,5 +701,6 @@ class LayerNormFast(torch.nn.LayerNorm):
     state_dict keys; only forward changes."""
 
     def forward(self, input):
-        return layer_norm_fast(input, self.normalized_shape, self.weight, self.bias, self.eps)
+        return layer_norm_fast(input, self.normalized_shape, self.weight, self.bias,
+                               self.eps)
 # --8<-- [end:fast_entry]

@@ -62,7 +62,7 @@ def rms_fast_fwd_kernel(
     Rstd,        # (M,) fp32, saved for the backward pass
     M, eps,
     N: tl.constexpr,        # known when compiling: masks and index math fold away
-    STRIDE: tl.constexpr,   # x's row stride: N when contiguous, more for a slice of wider rows
+    STRIDE: tl.constexpr,   # x's row stride: N when contiguous, more for a slice
     BLOCK_N: tl.constexpr,  # next power of two >= N: the whole row in registers
     ROWS: tl.constexpr,     # rows per program: short rows packed to move enough bytes
     HAS_W: tl.constexpr,
@@ -75,7 +75,8 @@ def rms_fast_fwd_kernel(
     mask = row_ok[:, None] & col_ok[None, :]
     rows64 = rows.to(tl.int64)[:, None]  # int64: M * N may pass 2**31
 
-    x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+    x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=mask, other=0.0)
+    x = x.to(tl.float32)
 
     # masked lanes hold 0: they add nothing
     rstd = tl.rsqrt(tl.sum(x * x, axis=1) / N + eps)
@@ -159,7 +160,8 @@ def rms_fast_bwd_kernel(
 
     start = first
     if PREFETCH:
-        head = (start + tl.arange(0, ROWS)).to(tl.int64)[:, None]  # the first step's rows
+        # the first step's rows
+        head = (start + tl.arange(0, ROWS)).to(tl.int64)[:, None]
         head_mask = (head < end) & col_ok[None, :]
         x = tl.load(X + head * STRIDE_X + cols[None, :], mask=head_mask, other=0.0)
         dy = tl.load(DY + head * STRIDE_DY + cols[None, :], mask=head_mask, other=0.0)
@@ -172,8 +174,10 @@ def rms_fast_bwd_kernel(
             # the next step's loads go out now and arrive while this step computes
             nxt = rows64 + ROWS
             nxt_mask = (nxt < end) & col_ok[None, :]
-            x_next = tl.load(X + nxt * STRIDE_X + cols[None, :], mask=nxt_mask, other=0.0)
-            dy_next = tl.load(DY + nxt * STRIDE_DY + cols[None, :], mask=nxt_mask, other=0.0)
+            x_next = tl.load(X + nxt * STRIDE_X + cols[None, :], mask=nxt_mask,
+                             other=0.0)
+            dy_next = tl.load(DY + nxt * STRIDE_DY + cols[None, :], mask=nxt_mask,
+                              other=0.0)
         else:
             x = tl.load(X + rows64 * STRIDE_X + cols[None, :], mask=mask, other=0.0)
             dy = tl.load(DY + rows64 * STRIDE_DY + cols[None, :], mask=mask, other=0.0)
@@ -186,9 +190,11 @@ def rms_fast_bwd_kernel(
             # rounded division, like the forward's mean
             c = tl.math.div_rn(tl.sum(x_hat * g, axis=1), tl.full([], N, tl.float32))
             dx = (g - x_hat * c[:, None]) * rstd[:, None]
-            tl.store(DX + rows64 * N + cols[None, :], dx.to(DX.dtype.element_ty), mask=mask)
+            tl.store(DX + rows64 * N + cols[None, :], dx.to(DX.dtype.element_ty),
+                     mask=mask)
         if GRAD_W:
-            dw += tl.sum(dyf * x_hat, axis=0)  # masked rows hold zeros: they add nothing
+            # masked rows hold zeros: they add nothing
+            dw += tl.sum(dyf * x_hat, axis=0)
         if PREFETCH:
             x = x_next
             dy = dy_next
@@ -268,7 +274,8 @@ def rms_fast_bwd_chunked_kernel(
             if GRAD_W:
                 # the first step has no running sum yet: it writes instead of adding
                 old = col_ok & (start > first)
-                dw = tl.load(DW_PART + cols, mask=old, other=0.0, eviction_policy="evict_last")
+                dw = tl.load(DW_PART + cols, mask=old, other=0.0,
+                             eviction_policy="evict_last")
                 tl.store(DW_PART + cols, dw + tl.sum(dyf * x_hat, axis=0), mask=col_ok)
         # the next step reads the running sum back, and the thread that loads an
         # element need not be the one that stored it: the barrier orders every store
@@ -344,8 +351,8 @@ def table_entry(kind, n_cols, element_size):
     return table[kind].get(triton.cdiv(n_cols, table["step"]) * table["step"])
 
 
-# past the tables' widest row, or with no table: the whole row in registers while it fits,
-# walked in chunks beyond (the chunked kernels take any N: their tiles do not grow with it)
+# past the tables' widest row: walked in chunks (the chunked kernels take any N,
+# their tiles do not grow with it)
 WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16, 1)}
 
 
@@ -423,8 +430,8 @@ def forward_rows(x2d, weight, eps, config=None, shape=None):
     # an absent weight: any pointer stands in, the kernel never reads it
     launch[(triton.cdiv(M, rows),)](
         x2d, y, x2d if weight is None else weight, rstd, M, eps,
-        N=N, STRIDE=dropin.row_stride(x2d), **block_arg, ROWS=rows, HAS_W=weight is not None,
-        num_warps=num_warps)
+        N=N, STRIDE=dropin.row_stride(x2d), **block_arg, ROWS=rows,
+        HAS_W=weight is not None, num_warps=num_warps)
     return y, rstd
 # --8<-- [end:fast_forward_launch]
 
@@ -437,7 +444,8 @@ def backward_grid(M, rows, programs):
 
 
 # --8<-- [start:fast_backward_launch]
-def backward_rows(dy2d, x2d, weight, rstd, needs=(True, True), config=None, programs=None):
+def backward_rows(dy2d, x2d, weight, rstd, needs=(True, True), config=None,
+                  programs=None):
     """dx and dW for (M, N) rows with contiguous columns; None for a gradient that
     `needs` (autograd's needs_input_grad for x and weight) does not ask for.
 
@@ -450,7 +458,9 @@ def backward_rows(dy2d, x2d, weight, rstd, needs=(True, True), config=None, prog
     grad_x, grad_w = needs[0], needs[1] and weight is not None
     dx = x2d.new_empty((M, N)) if grad_x else None
     if M == 0 or N == 0 or not (grad_x or grad_w):  # a sum over no rows is zero
-        return dx, torch.zeros(N, dtype=weight.dtype, device=x2d.device) if grad_w else None
+        if not grad_w:
+            return dx, None
+        return dx, torch.zeros(N, dtype=weight.dtype, device=x2d.device)
     dw = torch.empty(N, dtype=weight.dtype, device=x2d.device) if grad_w else None
 
     config = config or backward_config(N, x2d.element_size())
@@ -463,7 +473,10 @@ def backward_rows(dy2d, x2d, weight, rstd, needs=(True, True), config=None, prog
     else:
         part = torch.empty((programs, N), dtype=torch.float32, device=x2d.device)
     launch = bwd_row if kind == "row" else bwd_chunked
-    design = {"BLOCK_N": block, "PREFETCH": config[5]} if kind == "row" else {"CHUNK": block}
+    if kind == "row":
+        design = {"BLOCK_N": block, "PREFETCH": config[5]}
+    else:
+        design = {"CHUNK": block}
     launch[(programs,)](
         x2d, dy2d, x2d if dx is None else dx, x2d if weight is None else weight, rstd,
         x2d if part is None else part, M, rows_per_program,
@@ -489,13 +502,15 @@ def save_for_backward(ctx, inputs, output):
 
 
 def gradients(ctx, dy, run):
-    """The gradients autograd asks for, from run: backward_rows, or the operator that calls it."""
+    """The gradients autograd asks for, from run: backward_rows, or the operator
+    that calls it."""
     x2d, weight, rstd = ctx.saved_tensors
     dy2d = dy if dy.dim() == 2 else dy.reshape(x2d.shape)  # y had the input's shape
     needs = ctx.needs_input_grad[:2]
     dx, dw = run(dy2d, x2d, weight, rstd, list(needs))
     grads = (dx if needs[0] else None, dw if needs[1] else None)
-    return grads + (None,) * (len(ctx.needs_input_grad) - 2)  # eps (and the eager path's shape)
+    # and None for eps (and the eager path's shape)
+    return grads + (None,) * (len(ctx.needs_input_grad) - 2)
 
 
 def backward(ctx, dy, _):
@@ -504,7 +519,7 @@ def backward(ctx, dy, _):
 
 
 def backward_op(ctx, dy, _):
-    """The operator's backward: torch.compile records the backward operator, opaque to it."""
+    """The operator's backward: torch.compile records the backward operator."""
     return gradients(ctx, dy, rms_norm_bwd)
 
 
@@ -525,10 +540,10 @@ class RMSNormFastFunction(torch.autograd.Function):
 
 
 # --8<-- [start:fast_ops]
-# The same two steps as PyTorch operators, for torch.compile: Dynamo records one opaque call
-# (it would otherwise trace into the launch code and break the graph), the fake functions tell
-# it the outputs' shapes, and the forward's autograd formula is backward_op (differentiable
-# once, as in eager).
+# The same two steps as PyTorch operators, for torch.compile: Dynamo records one
+# opaque call (it would otherwise trace into the launch code and break the graph),
+# the fake functions tell it the outputs' shapes, and the forward's autograd formula
+# is backward_op (differentiable once, as in eager).
 @torch.library.custom_op(f"{dropin.NAMESPACE}::rms_norm_fwd", mutates_args=())
 def rms_norm_fwd(x2d: torch.Tensor, weight: Optional[torch.Tensor],
                  eps: float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -542,10 +557,12 @@ def _(x2d, weight, eps):
 
 @torch.library.custom_op(f"{dropin.NAMESPACE}::rms_norm_bwd", mutates_args=())
 def rms_norm_bwd(dy2d: torch.Tensor, x2d: torch.Tensor, weight: Optional[torch.Tensor],
-                 rstd: torch.Tensor, needs: list[bool]) -> tuple[torch.Tensor, torch.Tensor]:
+                 rstd: torch.Tensor,
+                 needs: list[bool]) -> tuple[torch.Tensor, torch.Tensor]:
     # an operator returns tensors: an empty one stands for a gradient not asked for
     dx, dw = backward_rows(dy2d, x2d, weight, rstd, needs)
-    return (x2d.new_empty(0) if dx is None else dx, x2d.new_empty(0) if dw is None else dw)
+    dx = x2d.new_empty(0) if dx is None else dx
+    return dx, x2d.new_empty(0) if dw is None else dw
 
 
 @rms_norm_bwd.register_fake
@@ -556,13 +573,14 @@ def _(dy2d, x2d, weight, rstd, needs):
                           dtype=weight.dtype if grad_w else x2d.dtype))
 
 
-rms_norm_fwd.register_autograd(once_differentiable(backward_op), setup_context=save_for_backward)
+rms_norm_fwd.register_autograd(once_differentiable(backward_op),
+                               setup_context=save_for_backward)
 # --8<-- [end:fast_ops]
 
 
 # --8<-- [start:fast_entry]
 def rms_norm_fast(input, normalized_shape, weight=None, eps=None):
-    """F.rms_norm, with the fast Triton kernels: the same arguments, the same results."""
+    """F.rms_norm with the fast Triton kernels: the same arguments and results."""
     shape = check_inputs(input, normalized_shape, weight, eps)  # before any launch
     if not dropin.on_kernels(input, weight):  # float64, or a device without the kernels
         return F.rms_norm(input, shape, weight, eps)
