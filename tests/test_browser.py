@@ -332,6 +332,9 @@ def test_a_chapter_reads_well_on_screen(browser, base_url, site_dir, language, p
         if page.endswith("index.md"):
             reachable = seen["sidebarToc"] if width == "desktop" else seen["contents"] == seen["h2"]
             assert reachable, f"{language}/{page} at {width}: no table of contents on screen"
+            # one table of contents per width: the page's own box only where the sidebar is hidden
+            assert width != "desktop" or not seen["contents"], (
+                f"{language}/{page} at {width}: the page's contents box shows beside the sidebar's")
         if width == "desktop":
             assert not seen["code"], f"{language}/{page}: listings wider than their box at 1280 px: {seen['code']}"
     finally:
