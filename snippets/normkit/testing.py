@@ -1,7 +1,12 @@
-"""Checks the fast kernels' tests share: tolerances against an fp64 reference, and NaN-poisoned memory."""
+"""Checks the fast kernels' tests share: tolerances against an fp64 reference, NaN-poisoned memory, and
+the drop-in checks (against PyTorch, its refusals, torch.compile, CUDA-graph capture)."""
 
+import re
+
+import pytest
 import torch
 
+from normkit.launch import ContractError
 from normkit.runtime import DEVICE
 
 # Largest error allowed, relative to the largest reference value (or a larger natural scale).
@@ -58,3 +63,46 @@ def _close(name, out, ref, tol):
     scale = max(ref.abs().max().item(), 1.0)
     err = (out.double() - ref).abs().max().item()
     assert err <= tol * scale, f"{name}: max error {err:.3g} > {tol} * {scale:.3g}"
+
+
+def seeded(*shape, dtype=torch.float32, grad=True, seed=0):
+    """A reproducible test tensor on the kernels' device, away from zero (+0.3), needing a gradient or not."""
+    g = torch.Generator().manual_seed(seed + sum(shape))
+    return (torch.randn(shape, generator=g) + 0.3).to(DEVICE, dtype).requires_grad_(grad)
+
+
+def assert_refused_as_pytorch_refuses(ours, theirs, args, words):
+    """PyTorch refuses args (its error types vary by check); ours raises a ContractError naming the problem."""
+    with pytest.raises(Exception):  # noqa: B017
+        theirs(*args)
+    with pytest.raises(ContractError, match=re.escape(words)):
+        ours(*args)
+
+
+def assert_compiled_matches_eager(model, x):
+    """torch.compile(fullgraph=True) of model: no graph break, and the outputs and parameter gradients of eager.
+
+    Inductor fuses the layers around the norms: their rounding differs (1e-4), the norms' does not."""
+    torch._dynamo.reset()
+    explained = torch._dynamo.explain(model)(x)
+    assert explained.graph_break_count == 0, explained.break_reasons
+    results = []
+    for run in (torch.compile(model, fullgraph=True), model):
+        y = run(x)
+        results.append((y, torch.autograd.grad(y.square().sum(), list(model.parameters()))))
+    (y_c, g_c), (y_e, g_e) = results
+    torch.testing.assert_close(y_c, y_e, atol=1e-4, rtol=1e-4)
+    for a, b in zip(g_c, g_e):
+        torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
+
+
+def assert_graph_replays(call, reference, x):
+    """call() captured in a CUDA graph after one warm-up call, replayed on new values of x, equals reference()."""
+    call()  # compile before capturing
+    stream = torch.cuda.Stream()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(stream), torch.cuda.graph(graph, stream=stream):
+        y = call()
+    x.copy_(torch.randn_like(x))
+    graph.replay()
+    torch.testing.assert_close(y, reference(), atol=1e-5, rtol=1e-5)

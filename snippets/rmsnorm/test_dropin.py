@@ -10,16 +10,13 @@ import torch.nn.functional as F
 
 from normkit import dropin
 from normkit.runtime import DEVICE
-from normkit.testing import assert_same_as_torch
+from normkit.testing import (assert_compiled_matches_eager, assert_graph_replays,
+                             assert_refused_as_pytorch_refuses, assert_same_as_torch)
+from normkit.testing import seeded as tensor
 from rmsnorm import fast
 from rmsnorm.fast import ContractError, RMSNormFast, rms_norm_fast
 
 BF16, F16, F32 = torch.bfloat16, torch.float16, torch.float32
-
-
-def tensor(*shape, dtype=F32, grad=True, seed=0):
-    g = torch.Generator().manual_seed(seed + sum(shape))
-    return (torch.randn(shape, generator=g) + 0.3).to(DEVICE, dtype).requires_grad_(grad)
 
 
 def ours(x, shape, w, eps=1e-6):
@@ -91,11 +88,7 @@ REFUSED = {
 @pytest.mark.parametrize("case", REFUSED)
 def test_refuses_what_pytorch_refuses(case):
     make, words = REFUSED[case]
-    args = make()
-    with pytest.raises(Exception):  # noqa: B017 - PyTorch's own error types vary by check
-        torchs(*args)
-    with pytest.raises(ContractError, match=words.replace("[", r"\[").replace("(", r"\(")):
-        ours(*args)
+    assert_refused_as_pytorch_refuses(ours, torchs, make(), words)
 
 
 def test_eps_must_be_a_number_or_none():
@@ -124,35 +117,16 @@ def test_module_is_nn_rmsnorm_with_the_fast_forward(kwargs):
 
 
 def test_torch_compile_full_graph_matches_eager():
-    torch._dynamo.reset()
     model = torch.nn.Sequential(torch.nn.Linear(32, 32), RMSNormFast(32), torch.nn.GELU(),
                                 RMSNormFast(32, elementwise_affine=False)).to(DEVICE)
-    x = tensor(4, 8, 32, grad=False)
-    explained = torch._dynamo.explain(model)(x)
-    assert explained.graph_break_count == 0, explained.break_reasons
-    compiled = torch.compile(model, fullgraph=True)
-    results = []
-    for run in (compiled, model):
-        y = run(x)
-        results.append((y, torch.autograd.grad(y.square().sum(), list(model.parameters()))))
-    (y_c, g_c), (y_e, g_e) = results
-    # Inductor fuses the layers around the norms: their rounding differs, the norms' does not
-    torch.testing.assert_close(y_c, y_e, atol=1e-4, rtol=1e-4)
-    for a, b in zip(g_c, g_e):
-        torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
+    assert_compiled_matches_eager(model, tensor(4, 8, 32, grad=False))
 
 
 @pytest.mark.gpu
 def test_cuda_graph_capture_replays_the_call():
     x, w = tensor(64, 1024, grad=False), tensor(1024, grad=False)
-    rms_norm_fast(x, (1024,), w)  # compile before capturing
-    stream = torch.cuda.Stream()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.stream(stream), torch.cuda.graph(graph, stream=stream):
-        y = rms_norm_fast(x, (1024,), w, 1e-6)
-    x.copy_(torch.randn_like(x))
-    graph.replay()
-    torch.testing.assert_close(y, F.rms_norm(x, (1024,), w, 1e-6), atol=1e-5, rtol=1e-5)
+    assert_graph_replays(lambda: rms_norm_fast(x, (1024,), w, 1e-6),
+                         lambda: F.rms_norm(x, (1024,), w, 1e-6), x)
 
 
 @pytest.mark.gpu
