@@ -130,6 +130,29 @@ def host_tasks(op, name, M, N, dtype, protocol):
     return tasks
 
 
+# The backward's designs side by side (Going faster: what made the difference): at each width, the
+# fastest configuration of each design in the tuning run behind the launch table, timed in this run
+DESIGN_N = (2304, 4352, 8192, 16384)
+
+
+def design_tasks(op, n, dtype, protocol, total):
+    """{(op, design, n): one repetition of the backward's GPU time} for each design in the table."""
+    fast = _fast_module(op)
+    M = sweep_m(n, total, dtype)
+    tasks = {}
+    for design, entry in fast.tuned_table(dtype.itemsize)["backward_designs"].get(n, {}).items():
+        def make(config=fast.backward_entry_config(entry, n)):
+            x, w, b, dy, _ = _inputs(op, M, n, dtype, grad=False)
+            if op == "layernorm":
+                stats = fast.forward_rows(x, w, b, LN_EPS)[1]
+                return lambda: fast.backward_rows(dy, x, w, stats, config=config)
+            rstd = fast.forward_rows(x, w, RMS_EPS)[1]
+            return lambda: fast.backward_rows(dy, x, w, rstd, config=config)
+        copies = bench.rotating_copies(3 * M * n * dtype.itemsize, protocol)
+        tasks[(op, design, n)] = lambda make=make, copies=copies: bench.gpu_us(make, copies, protocol)
+    return tasks
+
+
 # Host cost where a model calls the norm with few rows (decoding, small batches): issue 20's grid and
 # targets, the fast call's host cost over eager PyTorch's (F.layer_norm / F.rms_norm) at each shape
 HOST_M = (1, 8, 64, 512)
@@ -415,12 +438,16 @@ def fast_launch(op, M, N, dtype=torch.bfloat16):
     fwd = fast.forward_config(N, elt)
     bwd = fast.backward_config(N, elt)
     sms = fast.sm_count(torch.cuda.current_device())
-    programs, rows_per_program = fast.backward_grid(M, bwd[2], sms * bwd[4])  # as backward_rows computes it
+    staged = bwd[0] == "staged"
+    split = bwd[5] if staged else 1  # programs that share a row
+    # as backward_rows computes it: groups of `split` programs, one partial row each
+    groups, rows_per_program = fast.backward_grid(M, bwd[2], max(1, sms * bwd[4] // split))
     return {"op": op, "M": M, "N": N, "fwd_design": fwd[0], "fwd_block": fwd[1], "fwd_rows": fwd[2],
             "fwd_warps": fwd[3], "fwd_programs": -(-M // fwd[2]), "bwd_design": bwd[0], "bwd_block": bwd[1],
             "bwd_rows": bwd[2], "bwd_warps": bwd[3], "programs_per_sm": bwd[4],
             "prefetch": bool(bwd[5]) if bwd[0] == "row" else False, "sm_count": sms,
-            "bwd_programs": programs, "rows_per_program": rows_per_program}
+            "split": split, "stages": bwd[6] if staged else 1, "bwd_rest": bwd[7] if staged else 0,
+            "bwd_programs": groups * split, "partial_rows": groups, "rows_per_program": rows_per_program}
 
 
 def _fast_module(op):
@@ -448,13 +475,14 @@ def measure(quick=False):
     if quick:
         protocol, M, target_n, sweep_n, dw_shape = bench.QUICK, 2048, (1024,), (512, 1024), (4096, 512)
         sweep_total, other_points, compile_n = 2**20, ((512, "fp32"),), ()
-        host_m, host_n, model_protocol = (1, 64), (2048,), bench.QUICK
+        host_m, host_n, model_protocol, design_n = (1, 64), (2048,), bench.QUICK, (1024,)
         llama_shapes, llama = ((256, 512),), {**LLAMA, "seq": 256}
     else:
         protocol, M, target_n, sweep_n, dw_shape = bench.PROTOCOL, 32768, tuple(n for _, n in TARGET_SHAPES), \
             BUILD_SWEEP_N, (32768, 4096)
         sweep_total, other_points, compile_n = SWEEP_TOTAL, OTHER_DTYPE_POINTS, COMPILE_SWEEP_N
         host_m, host_n, model_protocol, llama_shapes, llama = HOST_M, HOST_N, MODEL_PROTOCOL, LLAMA_SHAPES, LLAMA
+        design_n = DESIGN_N
     first = [p for p in PROVIDERS if p != "compile"]
     seconds, start = {}, time.perf_counter()
 
@@ -481,6 +509,9 @@ def measure(quick=False):
                 tasks |= gpu_tasks(op, name, sweep_m(n, sweep_total, other), n, other, protocol)
     figures = bench.measure_all(tasks, protocol)
     lap("timing")
+    designs = bench.measure_all({k: v for op in OPS for n in design_n
+                                 for k, v in design_tasks(op, n, dtype, protocol, sweep_total).items()}, protocol)
+    lap("designs")
     # host cost at few rows: the grid against eager PyTorch, then one call taken apart step by step
     host_grid = {}
     for op in OPS:
@@ -545,6 +576,9 @@ def measure(quick=False):
         "sweep": {op: chosen(op, in_sweep) for op in OPS},
         "small": small_rows,
         "dw_error": dw, "profile": profiles,
+        "designs": [{"op": op, "design": design, "N": n, "M": sweep_m(n, sweep_total, dtype),
+                     "config": list(_fast_module(op).tuned_table(dtype.itemsize)["backward_designs"][n][design]),
+                     "bwd_gpu_us": fig} for (op, design, n), fig in designs.items()],
         "host_targets": HOST_TARGETS,
         "host_grid": rows_from(host_grid, kinds=("host",)),
         "host_steps": {"M": STEPS_SHAPE[0], "N": STEPS_SHAPE[1], "dtype": bf16,

@@ -244,6 +244,44 @@ def host_steps_md(res, op, t):
     return "\n".join(out) + "\n"
 
 
+BACKWARD_DESIGNS = ("row", "staged", "chunked")
+
+
+def _design_pct(r, copy, dtype):
+    """% of the copy bandwidth of one backward-alone figure: x and dy read, dx written."""
+    n_bytes = 3 * r["M"] * r["N"] * ELEMENT_SIZE[dtype]
+    return claims.transform(r["bwd_gpu_us"], lambda us: 100 * n_bytes / (us * 1e3) / copy)
+
+
+def designs_md(res, op, copy, t):
+    """The backward's designs side by side at a few widths, each with its fastest configuration."""
+    rows = {(r["N"], r["design"]): r for r in res.get("designs", []) if r["op"] == op}
+    widths = sorted({n for n, _ in rows})
+    out = [f"| N | {t('design_row')} | {t('design_staged')} | {t('design_chunked')} |",
+           "|--:|--:|--:|--:|"]
+    for n in widths:
+        cells = []
+        for design in BACKWARD_DESIGNS:
+            r = rows.get((n, design))
+            cells.append("—" if r is None else t("refused") if "error" in r["bwd_gpu_us"]
+                         else _pct(_design_pct(r, copy, res["dtype"]), t))
+        out.append(f"| {n} | " + " | ".join(cells) + " |")
+    out += ["", t("designs_note"), "", claims.protocol_text(res["protocol"], t, "gpu")]
+    return "\n".join(out) + "\n"
+
+
+def _design_quotes(res, op, p, copy, t, q):
+    """Each design's backward at each width of the side-by-side, and staged against row."""
+    rows = {(r["N"], r["design"]): r for r in res.get("designs", [])
+            if r["op"] == op and "error" not in r["bwd_gpu_us"]}
+    for (n, design), r in rows.items():
+        q[f"{p}_design_{design}_bwd_pct_n{n}"] = _pct(_design_pct(r, copy, res["dtype"]), t)
+        if design == "staged" and (n, "row") in rows:
+            q[f"{p}_design_staged_vs_row_n{n}"] = _time_verdict(
+                r["bwd_gpu_us"], rows[(n, "row")]["bwd_gpu_us"], t)
+    q["design_n_list"] = ", ".join(str(n) for n in sorted({n for n, _ in rows}))
+
+
 LLAMA_NAMES = {"torch": "LlamaRMSNorm", "fast": "rms_norm_fast", "liger": "Liger"}
 
 
@@ -577,7 +615,7 @@ def quotes(measurements, t=ENGLISH):
             c = launch.get(n)
             if c:
                 halves = 2 if op == "layernorm" else 1  # dW and dB, or dW alone
-                part = c["bwd_programs"] * n * 4 * halves
+                part = c.get("partial_rows", c["bwd_programs"]) * n * 4 * halves
                 for k in ("fwd_design", "fwd_block", "fwd_rows", "fwd_warps", "fwd_programs", "bwd_design",
                           "bwd_block", "bwd_rows", "bwd_warps", "programs_per_sm", "bwd_programs", "rows_per_program"):
                     q[f"{p}_{k}_{s}"] = str(c[k])
@@ -624,6 +662,7 @@ def quotes(measurements, t=ENGLISH):
                     q[f"{p}_small_{_short(key)}_{kind}_verdict"] = t(claims.time_verdict(fast, torch, kind))
 
         _host_quotes(res, op, p, t, q)
+        _design_quotes(res, op, p, copy, t, q)
     _llama_quotes(res, t, q)
 
     dw = res["dw_error"]
@@ -659,6 +698,7 @@ def write(measurements, out_dir):
         write_localized(out_dir, f"{op}-dtypes.md", lambda t, op=op: dtypes_md(res, op, copy["median"], t))
         write_localized(out_dir, f"{op}-host.md", lambda t, op=op: host_md(res, op, t))
         write_localized(out_dir, f"{op}-host-steps.md", lambda t, op=op: host_steps_md(res, op, t))
+        write_localized(out_dir, f"{op}-designs.md", lambda t, op=op: designs_md(res, op, copy["median"], t))
         for language in LANGUAGES:  # OP-sweep-gpu.svg, .zh.svg, .vi.svg: the plot in the page's words
             suffix = "" if language == "en" else f".{language}"
             sweep_svg(res, op, gpu, copy["median"], out_dir / f"{op}-sweep-gpu{suffix}.svg", Words(language))

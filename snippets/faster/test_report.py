@@ -14,6 +14,7 @@ import json
 import pytest
 
 from faster import report
+from normkit.words import ENGLISH
 
 # the plots keep Chinese text as SVG text, drawn by the browser: matplotlib's font has no CJK glyphs
 pytestmark = pytest.mark.filterwarnings("ignore:Glyph .* missing from font")
@@ -200,7 +201,11 @@ def synthetic_measurements():
                "host_steps": {"M": 8, "N": 4096, "dtype": "bfloat16",
                               "steps": [{"op": op, "step": st, "host_us": fig(10.0 + i, 9.0 + i, 11.0 + i)}
                                         for op in OPS for i, st in enumerate(HOST_STEPS)]},
-               "llama": _llama()}
+               "llama": _llama(),
+               "designs": [{"op": op, "design": d, "N": n, "M": 2**27 // n, "config": [d],
+                            "bwd_gpu_us": fig(us, us - 1, us + 1)}
+                           for op in OPS for n in (2304, 4352)
+                           for d, us in (("row", 300.0), ("staged", 240.0))]}
     copy = fig(COPY, 3990.0, 4010.0)
     return {"provenance": {"gpu": "Synthetic GPU", "copy": copy, "copy_gb_per_s": COPY, "quick": False},
             "results": results}
@@ -215,7 +220,8 @@ def test_write_renders_every_file_in_every_language(tmp_path):
     names = sorted(p.name for p in tmp_path.iterdir())
     expected = [f"quotes{lang}.json" for lang in LANGS]
     for stem in ("dw-error", "llama", *(f"{op}-{t}" for op in OPS for t in ("targets", "small", "profile", "sweep",
-                                                                             "dtypes", "host", "host-steps"))):
+                                                                             "dtypes", "host", "host-steps",
+                                                                             "designs"))):
         expected += [f"{stem}{lang}.md" for lang in LANGS]
     expected += [f"{op}-sweep-gpu{lang}.svg" for op in OPS for lang in LANGS]
     assert names == sorted(expected)
@@ -468,3 +474,17 @@ def test_host_steps_and_llama_tables(tmp_path):
     q = json.loads(_read(tmp_path / "quotes.json"))
     assert q["llama_fast_speedup_h2048"] == "1.20×" and q["llama_fast_verdict_h2048"] == "faster"
     assert "llama_liger_speedup_h2048" not in q
+
+
+def test_designs_side_by_side():
+    m = synthetic_measurements()
+    md = report.designs_md(m["results"], "layernorm", COPY, ENGLISH)
+    lines = [line for line in md.splitlines() if line.startswith("| ")]
+    assert len(lines) == 1 + 2  # the header and one row per width
+    # 3 * M * N bf16 bytes in 300 and 240 us, against the copy bandwidth; no chunked figure there
+    row_pct, staged_pct = (100 * 3 * (2**27 // 2304) * 2304 * 2 / (us * 1e3) / COPY for us in (300, 240))
+    assert lines[1].startswith("| 2304 |") and lines[1].rstrip().endswith("| — |")
+    assert f"| {row_pct:.0f}% | {staged_pct:.0f}% |" in lines[1]
+    q = report.quotes(m, ENGLISH)
+    assert q["ln_design_staged_bwd_pct_n4352"] == f"{100 * 3 * (2**27 // 4352) * 4352 * 2 / 240e3 / COPY:.0f}%"
+    assert q["ln_design_staged_vs_row_n2304"] == ENGLISH("faster")

@@ -33,6 +33,7 @@ import triton
 
 from faster.benchmark import LN_EPS, RMS_EPS, _inputs, _provider_fn
 from normkit.bench import copy_bandwidth_gb_per_s, median_call_ms
+from normkit.tiles import staged_config
 
 OPS = ("layernorm", "rmsnorm")
 TOTAL = 2**27  # elements per tensor at every N: 256 MiB in bf16
@@ -70,7 +71,7 @@ def forward_candidates(n):
     return out
 
 
-def backward_candidates(n):
+def backward_candidates(n, element_size=2):
     block = triton.next_power_of_2(n)
     out = []
     for rows in (1, 2, 4, 8):
@@ -83,6 +84,7 @@ def backward_candidates(n):
                     continue
                 for per_sm in ((1, 2, 3) if rows * block >= 4096 else (2, 3, 4)):
                     out.append(("row", block, rows, warps, per_sm, prefetch))
+    out += staged_candidates(n, element_size)
     if block >= 16384:  # rows past 8192 columns: dW (and dB) no longer fit the registers
         for chunk in (2048, 4096):
             for rows in (2, 4):
@@ -92,6 +94,34 @@ def backward_candidates(n):
                         for per_sm in (1, 2):
                             out.append(("chunked", chunk, rows, warps, per_sm))
     return out
+
+
+SHARED_BYTES = 227 * 1024  # an H200 SM's shared memory, all of it for one program at most
+MAX_WARPS_PER_SM = 64
+
+
+def staged_candidates(n, element_size=2):
+    """The pipelined backward: per program ROWS x (N / SPLIT) columns of dW (and dB) in
+    registers, as one tile or two, STAGES steps of x and dy (the whole row, for the row
+    sums) in shared memory; only grids whose programs are all resident at once."""
+    out = set()
+    for split in (1, 2) if n > 4096 else (1,):
+        for tiles in (1, 2):
+            for rows in (1, 2, 4):
+                for warps in (4, 8, 16, 32):
+                    cfg = staged_config(n, rows, warps, 1, split, 3, tiles)
+                    if warps == 32 and cfg[1] < 8192:
+                        continue  # won nowhere in tune-8
+                    cols = cfg[1] + cfg[7]  # TILE + REST
+                    per_thread = rows * cols // (warps * 32)
+                    if rows * cols > 16384 or not 2 <= per_thread <= 32:
+                        continue
+                    for stages in (3, 4):  # 2 won nowhere in tune-8
+                        shared = stages * rows * cols * split * 2 * element_size
+                        for per_sm in (1, 2, 3, 4):
+                            if per_sm * shared <= SHARED_BYTES and per_sm * warps <= MAX_WARPS_PER_SM:
+                                out.add(staged_config(n, rows, warps, per_sm, split, stages, tiles))
+    return sorted(out)
 
 
 PRIOR = {}  # (op, N, pass) -> (the configurations worth timing again, the designs timed) (--prior)
@@ -145,7 +175,8 @@ def precompile(ns, workers, dtype):
     tasks, seen = [], set()
     for op in OPS:
         for n in ns:
-            for kind, cands in (("fwd", forward_candidates(n)), ("bwd", backward_candidates(n))):
+            bwd = backward_candidates(n, torch.empty((), dtype=dtype).element_size())
+            for kind, cands in (("fwd", forward_candidates(n)), ("bwd", bwd)):
                 for cfg in keep(op, n, kind, cands):
                     key = (op, kind, _compile_key(n, cfg))
                     if key not in seen:
@@ -199,7 +230,7 @@ def tune_n(op, n, copy, dtype=torch.bfloat16):
     head = (x, w, b, LN_EPS) if op == "layernorm" else (x, w, RMS_EPS)
     saved = fast.forward_rows(*head)[1]
     result = {"op": op, "N": n, "M": m, "fwd": [], "bwd": []}
-    for kind, cands, n_bytes in (("fwd", forward_candidates(n), 2), ("bwd", backward_candidates(n), 3)):
+    for kind, cands, n_bytes in (("fwd", forward_candidates(n), 2), ("bwd", backward_candidates(n, elt), 3)):
         for cfg in keep(op, n, kind, cands):
             if kind == "fwd":
                 step = lambda: fast.forward_rows(*head, config=cfg)  # noqa: E731
@@ -212,9 +243,25 @@ def tune_n(op, n, copy, dtype=torch.bfloat16):
                 result[kind].append({"config": list(cfg), "error": f"{type(e).__name__}: {str(e)[:100]}"})
         ok = [r for r in result[kind] if "ms" in r]
         result[f"best_{kind}"] = min(ok, key=lambda r: r["ms"]) if ok else None
+    result["kernels"] = compiled_resources(fast, n)
     del x, w, b, dy, saved
     torch.cuda.empty_cache()
     return result
+
+
+def compiled_resources(fast, n):
+    """Registers, spills and shared memory of every backward kernel compiled for width N."""
+    out = []
+    for launcher in (fast.bwd_row, fast.bwd_staged, fast.bwd_chunked):
+        names = launcher.kernel.arg_names
+        for compiled, consts in launcher.compiled.values():
+            meta = dict(zip(names[len(names) - len(consts):], consts))
+            if meta.get("N") == n:
+                out.append({"kernel": launcher.kernel.__name__, "meta": {k: v for k, v in meta.items()
+                            if isinstance(v, (int, bool))}, "num_warps": compiled.metadata.num_warps,
+                            "regs": compiled.n_regs, "spills": compiled.n_spills,
+                            "shared": compiled.metadata.shared})
+    return out
 
 
 def providers_at(op, n, copy, dtype, providers, plain=True):
@@ -278,30 +325,46 @@ def host_share(op, calls=300):
     return out
 
 
+def table_entry_of(config):
+    """A candidate configuration as a table entry: what follows from N is left out."""
+    cfg = list(config)
+    if cfg[0] == "row":
+        return [cfg[0], *cfg[2:]]  # BLOCK_N follows from N
+    if cfg[0] == "staged":  # the tiles follow from N, SPLIT and TILES
+        return [cfg[0], *cfg[2:7], 2 if cfg[7] else 1]
+    return cfg
+
+
 def table_from(results, op):
-    """The tuned table: the fastest configuration of each pass at each N, per-N entries only."""
-    table = {"forward": {}, "backward": {}}
+    """The tuned table: the fastest configuration of each pass at each N, per-N entries only; and,
+    for the pages' side-by-side of the backward's designs, the fastest of each design."""
+    table = {"forward": {}, "backward": {}, "backward_designs": {}}
     for r in results:
         if r["op"] != op:
             continue
         for kind, key in (("fwd", "forward"), ("bwd", "backward")):
             best = r[f"best_{kind}"]
             if best:
-                cfg = list(best["config"])
-                if cfg[0] == "row":
-                    cfg = [cfg[0], *cfg[2:]]  # BLOCK_N follows from N
-                table[key][str(r["N"])] = cfg
+                table[key][str(r["N"])] = table_entry_of(best["config"])
+        designs = {}
+        for c in sorted((c for c in r["bwd"] if "ms" in c), key=lambda c: c["ms"]):
+            designs.setdefault(c["config"][0], table_entry_of(c["config"]))
+        table["backward_designs"][str(r["N"])] = dict(sorted(designs.items()))
     return table
+
+
+TABLE_KEYS = ("forward", "backward", "backward_designs")
 
 
 def table_json(device, table, dtype, step):
     """The table file: one line per N, in order of N, so a diff shows which widths changed."""
     rows = "2**27 / N" if dtype == "bfloat16" else "2**26 / N"
     lines = [f'{{"device": {json.dumps(device)}, "dtype": "{dtype}", "rows": "{rows}", "step": {step},']
-    for i, key in enumerate(("forward", "backward")):
+    keys = [k for k in TABLE_KEYS if table.get(k)]
+    for i, key in enumerate(keys):
         entries = sorted(table[key].items(), key=lambda kv: int(kv[0]))
         body = ",\n".join(f"  {json.dumps(n)}: {json.dumps(c)}" for n, c in entries)
-        lines.append(f' "{key}": {{\n{body}\n }}' + ("," if i == 0 else "}"))
+        lines.append(f' "{key}": {{\n{body}\n }}' + ("," if i < len(keys) - 1 else "}"))
     return "\n".join(lines) + "\n"
 
 
@@ -367,8 +430,8 @@ def main(argv=None):
         fast = fast_module(op)
         if a.update:
             current = json.loads(fast.TUNED[elt].read_text(encoding="utf-8"))
-            for key in ("forward", "backward"):
-                table[key] = {**current[key], **table[key]}
+            for key in TABLE_KEYS:
+                table[key] = {**current.get(key, {}), **table[key]}
         path = out / f"{op}-{fast.TUNED[elt].name}"  # the name fast.py reads, with the op in front
         path.write_text(table_json(report["device"], table, a.dtype, a.step), encoding="utf-8")
         fast.TUNED[elt] = path

@@ -46,6 +46,7 @@ from normkit import dropin
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
+from normkit.tiles import load_weight, share_tile, staged_config
 
 import torch
 import torch.nn.functional as F
@@ -268,6 +269,137 @@ def ln_fast_bwd_kernel(
 # --8<-- [end:fast_backward_kernel]
 
 
+# --8<-- [start:fast_backward_staged_kernel]
+@triton.jit
+def ln_bwd_tile(X, DY, rows64, row_ok, cols, ok, mean, rstd, w,
+                STRIDE_X: tl.constexpr, STRIDE_DY: tl.constexpr):
+    """One tile of a step's rows: x_hat, dy, and g = dy * w, the gradient at x_hat."""
+    mask = row_ok[:, None] & ok[None, :]
+    x = tl.load(X + rows64 * STRIDE_X + cols[None, :], mask=mask, other=0.0)
+    dy = tl.load(DY + rows64 * STRIDE_DY + cols[None, :], mask=mask, other=0.0)
+    dy = dy.to(tl.float32)
+    x_hat = tl.where(mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None], 0.0)
+    return x_hat, dy, dy * w[None, :]
+
+
+@triton.jit
+def ln_share_sums(X, DY, rows64, row_ok, mean, rstd, share, w_a, w_b,
+                  N: tl.constexpr, STRIDE_X: tl.constexpr, STRIDE_DY: tl.constexpr,
+                  WIDTH: tl.constexpr, TILE: tl.constexpr, REST: tl.constexpr):
+    """Both row sums over the other share's columns (read for them alone)."""
+    cols, ok = share_tile(share, 0, TILE, WIDTH, N)
+    x_hat, _, g = ln_bwd_tile(X, DY, rows64, row_ok, cols, ok, mean, rstd, w_a,
+                              STRIDE_X, STRIDE_DY)
+    s1 = tl.sum(x_hat * g, axis=1)
+    s2 = tl.sum(g, axis=1)
+    if REST > 0:
+        cols, ok = share_tile(share, TILE, REST, WIDTH, N)
+        x_hat, _, g = ln_bwd_tile(X, DY, rows64, row_ok, cols, ok, mean, rstd, w_b,
+                                  STRIDE_X, STRIDE_DY)
+        s1 += tl.sum(x_hat * g, axis=1)
+        s2 += tl.sum(g, axis=1)
+    return s1, s2
+
+
+@triton.jit(do_not_specialize=["M", "rows_per_program"])
+def ln_fast_bwd_staged_kernel(
+    X, DY, DX, W, Stats,   # as ln_fast_bwd_kernel
+    Part,          # (GRAD_W + GRAD_B, groups, N) fp32: this group's sums in row `group`
+    M, rows_per_program,
+    N: tl.constexpr, STRIDE_X: tl.constexpr, STRIDE_DY: tl.constexpr,
+    SPLIT: tl.constexpr,   # programs that share each row: 1, or 2 for the widest rows
+    TILE: tl.constexpr,    # a program's N / SPLIT columns held as a power-of-two tile
+    REST: tl.constexpr,    # ... and a second, smaller one for the rest (0: none), so
+                           # that registers follow N and not the next power of two
+    ROWS: tl.constexpr,    # rows per step
+    STAGES: tl.constexpr,  # steps of loads in flight, staged in shared memory
+    HAS_W: tl.constexpr,
+    GRAD_X: tl.constexpr, GRAD_W: tl.constexpr, GRAD_B: tl.constexpr,
+):
+    # SPLIT programs walk the same rows at the same time; each keeps dW and dB of its
+    # own share of the columns, and reads the other share only for the row sums (its
+    # sibling has just read it: from L2, not from memory)
+    group = tl.program_id(0) // SPLIT
+    groups = tl.num_programs(0) // SPLIT
+    share = tl.program_id(0) % SPLIT
+    WIDTH: tl.constexpr = (N + SPLIT - 1) // SPLIT
+    cols_a, ok_a = share_tile(share, 0, TILE, WIDTH, N)
+    w_a = load_weight(W, cols_a, ok_a, HAS_W)
+    dw_a = tl.zeros([TILE], dtype=tl.float32)
+    db_a = tl.zeros([TILE], dtype=tl.float32)
+    if REST > 0:
+        cols_b, ok_b = share_tile(share, TILE, REST, WIDTH, N)
+        w_b = load_weight(W, cols_b, ok_b, HAS_W)
+        dw_b = tl.zeros([REST], dtype=tl.float32)
+        db_b = tl.zeros([REST], dtype=tl.float32)
+    if SPLIT == 2:
+        o_a, o_ok_a = share_tile(1 - share, 0, TILE, WIDTH, N)
+        wo_a = load_weight(W, o_a, o_ok_a, HAS_W)
+        wo_b = wo_a  # the second tile's, when there is one
+        if REST > 0:
+            o_b, o_ok_b = share_tile(1 - share, TILE, REST, WIDTH, N)
+            wo_b = load_weight(W, o_b, o_ok_b, HAS_W)
+
+    first = group * rows_per_program
+    end = tl.minimum(first + rows_per_program, M)
+    n = tl.full([], N, tl.float32)
+    # tl.range pipelines the loop: the loads of the next STAGES - 1 steps are copied
+    # into shared memory while this step computes, so registers hold only one step
+    for start in tl.range(first, end, ROWS, num_stages=STAGES):
+        rows = start + tl.arange(0, ROWS)
+        row_ok = rows < end
+        rows64 = rows.to(tl.int64)[:, None]
+        mean = tl.load(Stats + rows, mask=row_ok, other=0.0)
+        rstd = tl.load(Stats + M + rows, mask=row_ok, other=0.0)
+        xh_a, dy_a, g_a = ln_bwd_tile(X, DY, rows64, row_ok, cols_a, ok_a, mean, rstd,
+                                      w_a, STRIDE_X, STRIDE_DY)
+        if REST > 0:
+            xh_b, dy_b, g_b = ln_bwd_tile(X, DY, rows64, row_ok, cols_b, ok_b, mean,
+                                          rstd, w_b, STRIDE_X, STRIDE_DY)
+        if GRAD_X:
+            s1 = tl.sum(xh_a * g_a, axis=1)
+            s2 = tl.sum(g_a, axis=1)
+            if REST > 0:
+                s1 += tl.sum(xh_b * g_b, axis=1)
+                s2 += tl.sum(g_b, axis=1)
+            if SPLIT == 2:
+                o1, o2 = ln_share_sums(X, DY, rows64, row_ok, mean, rstd, 1 - share,
+                                       wo_a, wo_b, N, STRIDE_X, STRIDE_DY,
+                                       WIDTH, TILE, REST)
+                s1 += o1  # own + other == other + own: the group's programs agree
+                s2 += o2
+            c1 = tl.math.div_rn(s1, n)
+            c2 = tl.math.div_rn(s2, n)
+            dx = (g_a - (xh_a * c1[:, None] + c2[:, None])) * rstd[:, None]
+            tl.store(DX + rows64 * N + cols_a[None, :], dx.to(DX.dtype.element_ty),
+                     mask=row_ok[:, None] & ok_a[None, :])
+            if REST > 0:
+                dx = (g_b - (xh_b * c1[:, None] + c2[:, None])) * rstd[:, None]
+                tl.store(DX + rows64 * N + cols_b[None, :], dx.to(DX.dtype.element_ty),
+                         mask=row_ok[:, None] & ok_b[None, :])
+        # masked rows hold zeros: they add nothing
+        if GRAD_W:
+            dw_a += tl.sum(dy_a * xh_a, axis=0)
+            if REST > 0:
+                dw_b += tl.sum(dy_b * xh_b, axis=0)
+        if GRAD_B:
+            db_a += tl.sum(dy_a, axis=0)
+            if REST > 0:
+                db_b += tl.sum(dy_b, axis=0)
+
+    DW_PART = Part + group * N
+    DB_PART = Part + ((groups if GRAD_W else 0) + group) * N
+    if GRAD_W:
+        tl.store(DW_PART + cols_a, dw_a.to(Part.dtype.element_ty), mask=ok_a)
+        if REST > 0:
+            tl.store(DW_PART + cols_b, dw_b.to(Part.dtype.element_ty), mask=ok_b)
+    if GRAD_B:
+        tl.store(DB_PART + cols_a, db_a.to(Part.dtype.element_ty), mask=ok_a)
+        if REST > 0:
+            tl.store(DB_PART + cols_b, db_b.to(Part.dtype.element_ty), mask=ok_b)
+# --8<-- [end:fast_backward_staged_kernel]
+
+
 # --8<-- [start:fast_backward_chunked_kernel]
 @triton.jit(do_not_specialize=["M", "rows_per_program"])
 def ln_fast_bwd_chunked_kernel(
@@ -400,6 +532,7 @@ def sm_count(device_index):
 # used for fp16 too) and one for fp32.
 # forward:  ["row", ROWS, num_warps]          or ["chunked", CHUNK, ROWS, num_warps]
 # backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
+#           or ["staged", ROWS, num_warps, programs per SM, SPLIT, STAGES, TILES]
 #           or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
 TUNED = {2: Path(__file__).with_name("fast_tuned.json"),
          4: Path(__file__).with_name("fast_tuned_fp32.json")}
@@ -417,6 +550,11 @@ def tuned_table(element_size):
     table = {key: {int(n): tuple(c) for n, c in data[key].items()}
              for key in ("forward", "backward")}
     table["step"] = data["step"]
+    # the fastest configuration of each backward design the tuning run timed (the pages
+    # compare them; the kernels use "backward")
+    designs = data.get("backward_designs", {})
+    table["backward_designs"] = {int(n): {d: tuple(c) for d, c in by_design.items()}
+                                 for n, by_design in designs.items()}
     return table
 
 
@@ -451,14 +589,24 @@ def forward_config(n_cols, element_size):
     return "row", block_n, rows, num_warps
 
 
+def backward_entry_config(entry, n_cols):
+    """A backward table entry as a configuration, with what follows from N filled in."""
+    if entry[0] == "staged":
+        return staged_config(n_cols, *entry[1:])
+    if entry[0] == "row":
+        return ("row", triton.next_power_of_2(n_cols), *entry[1:])
+    return tuple(entry)
+
+
 @functools.lru_cache(maxsize=None)
 def backward_config(n_cols, element_size):
-    """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH) or
+    """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH),
+    ("staged", TILE, ROWS, num_warps, programs_per_sm, SPLIT, STAGES, REST) or
     ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("backward", n_cols, element_size)
     if entry is not None:
-        return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
+        return backward_entry_config(entry, n_cols)
     if n_cols > MAX_N:
         return WIDE["backward"]
     rows = max(1, 1024 // block_n)
@@ -493,6 +641,7 @@ def check_inputs(x, normalized_shape, weight, bias, eps):
 fwd_row = DirectLauncher(ln_fast_fwd_kernel)
 fwd_chunked = DirectLauncher(ln_fast_fwd_chunked_kernel)
 bwd_row = DirectLauncher(ln_fast_bwd_kernel)
+bwd_staged = DirectLauncher(ln_fast_bwd_staged_kernel)
 bwd_chunked = DirectLauncher(ln_fast_bwd_chunked_kernel)
 sum_partials = DirectLauncher(sum_partials_kernel)
 # --8<-- [end:fast_direct_launch]
@@ -557,20 +706,24 @@ def backward_rows(dy2d, x2d, weight, stats, bias_dtype=torch.float32,
 
     config = config or backward_config(N, x2d.element_size())
     kind, block, rows, num_warps, per_sm = config[:5]
-    # a persistent grid: every program resident at once, each with a block of rows
+    split = config[5] if kind == "staged" else 1  # programs per row
+    # a persistent grid: every program resident at once, each group of `split`
+    # programs with a block of rows
     programs = programs or sm_count(x2d.device.index) * per_sm
-    programs, rows_per_program = backward_grid(M, rows, programs)
-    if kind == "row" and programs == 1:
-        # one program: its sums are the answer, so it writes them straight to `out`
+    groups, rows_per_program = backward_grid(M, rows, max(1, programs // split))
+    if kind != "chunked" and groups == 1:
+        # one group: its sums are the answer, so it writes them straight to `out`
         part = out
     else:
-        part = torch.empty((parts, programs, N), dtype=torch.float32, device=x2d.device)
-    launch = bwd_row if kind == "row" else bwd_chunked
+        part = torch.empty((parts, groups, N), dtype=torch.float32, device=x2d.device)
     if kind == "row":
-        design = {"BLOCK_N": block, "PREFETCH": config[5]}
+        launch, design = bwd_row, {"BLOCK_N": block, "PREFETCH": config[5]}
+    elif kind == "staged":
+        launch, design = bwd_staged, {"SPLIT": split, "TILE": block, "REST": config[7],
+                                      "STAGES": config[6]}
     else:
-        design = {"CHUNK": block}
-    launch[(programs,)](
+        launch, design = bwd_chunked, {"CHUNK": block}
+    launch[(groups * split,)](
         x2d, dy2d, x2d if dx is None else dx, x2d if weight is None else weight, stats,
         part if parts else x2d, M, rows_per_program,
         N=N, STRIDE_X=dropin.row_stride(x2d), STRIDE_DY=dropin.row_stride(dy2d),
@@ -582,7 +735,7 @@ def backward_rows(dy2d, x2d, weight, stats, bias_dtype=torch.float32,
         # would need a sum and a cast for each of dW and dB (four launches)
         reduce_n = 64 if N > 2048 else 32
         sum_partials[(triton.cdiv(N, reduce_n), parts)](
-            part, out, programs, N, BLOCK_P=32, BLOCK_N=reduce_n, num_warps=4)
+            part, out, groups, N, BLOCK_P=32, BLOCK_N=reduce_n, num_warps=4)
     return dx, out
 # --8<-- [end:fast_backward_launch]
 

@@ -106,3 +106,25 @@ def assert_graph_replays(call, reference, x):
     x.copy_(torch.randn_like(x))
     graph.replay()
     torch.testing.assert_close(y, reference(), atol=1e-5, rtol=1e-5)
+
+
+# Each design of the fast kernels' two passes, whatever the tuned tables pick, as functions of N:
+# the whole row in registers ("row"), the walk along the row in column chunks ("chunked", with rows
+# that end inside a chunk, one row, and several rows per step), and the pipelined backward
+# ("staged": one tile, two tiles, two programs a row).
+def _staged(rows, split, tiles):
+    from normkit.tiles import staged_config
+    return lambda n: staged_config(n, rows, 4, 2, split, 3, tiles)
+
+
+FAST_DESIGNS = {
+    "row": (lambda n: ("row", 1024, 2, 4), lambda n: ("row", 1024, 2, 4, 2, True)),
+    "chunked": (lambda n: ("chunked", 256, 2, 4), lambda n: ("chunked", 256, 2, 4, 1)),
+    "chunked-1-row": (lambda n: ("chunked", 128, 1, 2), lambda n: ("chunked", 512, 1, 4, 2)),
+    "staged": (lambda n: ("chunked", 256, 2, 4), _staged(2, 1, 1)),
+    "staged-tiles": (lambda n: ("chunked", 256, 2, 4), _staged(1, 1, 2)),
+    "staged-split": (lambda n: ("chunked", 256, 2, 4), _staged(2, 2, 2)),
+}
+# the length of a launch table's entry, per pass and design
+TABLE_ENTRY_SIZES = {"forward": {"row": 3, "chunked": 4},
+                     "backward": {"row": 5, "staged": 7, "chunked": 5}}

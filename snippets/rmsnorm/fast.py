@@ -42,6 +42,7 @@ from normkit import dropin
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
+from normkit.tiles import load_weight, share_tile, staged_config
 
 import torch
 import torch.nn.functional as F
@@ -207,6 +208,115 @@ def rms_fast_bwd_kernel(
 # --8<-- [end:fast_backward_kernel]
 
 
+# --8<-- [start:fast_backward_staged_kernel]
+@triton.jit
+def rms_bwd_tile(X, DY, rows64, row_ok, cols, ok, rstd, w,
+                 STRIDE_X: tl.constexpr, STRIDE_DY: tl.constexpr):
+    """One tile of a step's rows: x_hat, dy, and g = dy * w, the gradient at x_hat."""
+    mask = row_ok[:, None] & ok[None, :]
+    x = tl.load(X + rows64 * STRIDE_X + cols[None, :], mask=mask, other=0.0)
+    dy = tl.load(DY + rows64 * STRIDE_DY + cols[None, :], mask=mask, other=0.0)
+    dy = dy.to(tl.float32)
+    x_hat = x.to(tl.float32) * rstd[:, None]
+    return x_hat, dy, dy * w[None, :]
+
+
+@triton.jit
+def rms_share_sum(X, DY, rows64, row_ok, rstd, share, w_a, w_b,
+                  N: tl.constexpr, STRIDE_X: tl.constexpr, STRIDE_DY: tl.constexpr,
+                  WIDTH: tl.constexpr, TILE: tl.constexpr, REST: tl.constexpr):
+    """The row sum over the other share's columns (read for it alone)."""
+    cols, ok = share_tile(share, 0, TILE, WIDTH, N)
+    x_hat, _, g = rms_bwd_tile(X, DY, rows64, row_ok, cols, ok, rstd, w_a,
+                               STRIDE_X, STRIDE_DY)
+    s = tl.sum(x_hat * g, axis=1)
+    if REST > 0:
+        cols, ok = share_tile(share, TILE, REST, WIDTH, N)
+        x_hat, _, g = rms_bwd_tile(X, DY, rows64, row_ok, cols, ok, rstd, w_b,
+                                   STRIDE_X, STRIDE_DY)
+        s += tl.sum(x_hat * g, axis=1)
+    return s
+
+
+@triton.jit(do_not_specialize=["M", "rows_per_program"])
+def rms_fast_bwd_staged_kernel(
+    X, DY, DX, W, Rstd,   # as rms_fast_bwd_kernel
+    Part,        # (groups, N) fp32: this group's sums in row `group`
+    M, rows_per_program,
+    N: tl.constexpr, STRIDE_X: tl.constexpr, STRIDE_DY: tl.constexpr,
+    SPLIT: tl.constexpr,   # programs that share each row: 1, or 2 for the widest rows
+    TILE: tl.constexpr,    # a program's N / SPLIT columns held as a power-of-two tile
+    REST: tl.constexpr,    # ... and a second, smaller one for the rest (0: none), so
+                           # that registers follow N and not the next power of two
+    ROWS: tl.constexpr,    # rows per step
+    STAGES: tl.constexpr,  # steps of loads in flight, staged in shared memory
+    HAS_W: tl.constexpr,
+    GRAD_X: tl.constexpr, GRAD_W: tl.constexpr,
+):
+    # SPLIT programs walk the same rows at the same time; each keeps dW of its own
+    # share of the columns, and reads the other share only for the row sum (its
+    # sibling has just read it: from L2, not from memory)
+    group = tl.program_id(0) // SPLIT
+    share = tl.program_id(0) % SPLIT
+    WIDTH: tl.constexpr = (N + SPLIT - 1) // SPLIT
+    cols_a, ok_a = share_tile(share, 0, TILE, WIDTH, N)
+    w_a = load_weight(W, cols_a, ok_a, HAS_W)
+    dw_a = tl.zeros([TILE], dtype=tl.float32)
+    if REST > 0:
+        cols_b, ok_b = share_tile(share, TILE, REST, WIDTH, N)
+        w_b = load_weight(W, cols_b, ok_b, HAS_W)
+        dw_b = tl.zeros([REST], dtype=tl.float32)
+    if SPLIT == 2:
+        o_a, o_ok_a = share_tile(1 - share, 0, TILE, WIDTH, N)
+        wo_a = load_weight(W, o_a, o_ok_a, HAS_W)
+        wo_b = wo_a  # the second tile's, when there is one
+        if REST > 0:
+            o_b, o_ok_b = share_tile(1 - share, TILE, REST, WIDTH, N)
+            wo_b = load_weight(W, o_b, o_ok_b, HAS_W)
+
+    first = group * rows_per_program
+    end = tl.minimum(first + rows_per_program, M)
+    # tl.range pipelines the loop: the loads of the next STAGES - 1 steps are copied
+    # into shared memory while this step computes, so registers hold only one step
+    for start in tl.range(first, end, ROWS, num_stages=STAGES):
+        rows = start + tl.arange(0, ROWS)
+        row_ok = rows < end
+        rows64 = rows.to(tl.int64)[:, None]
+        rstd = tl.load(Rstd + rows, mask=row_ok, other=0.0)
+        xh_a, dy_a, g_a = rms_bwd_tile(X, DY, rows64, row_ok, cols_a, ok_a, rstd, w_a,
+                                       STRIDE_X, STRIDE_DY)
+        if REST > 0:
+            xh_b, dy_b, g_b = rms_bwd_tile(X, DY, rows64, row_ok, cols_b, ok_b, rstd,
+                                           w_b, STRIDE_X, STRIDE_DY)
+        if GRAD_X:
+            s = tl.sum(xh_a * g_a, axis=1)
+            if REST > 0:
+                s += tl.sum(xh_b * g_b, axis=1)
+            if SPLIT == 2:
+                # own + other == other + own: the group's programs agree
+                s += rms_share_sum(X, DY, rows64, row_ok, rstd, 1 - share, wo_a, wo_b,
+                                   N, STRIDE_X, STRIDE_DY, WIDTH, TILE, REST)
+            c = tl.math.div_rn(s, tl.full([], N, tl.float32))
+            dx = (g_a - xh_a * c[:, None]) * rstd[:, None]
+            tl.store(DX + rows64 * N + cols_a[None, :], dx.to(DX.dtype.element_ty),
+                     mask=row_ok[:, None] & ok_a[None, :])
+            if REST > 0:
+                dx = (g_b - xh_b * c[:, None]) * rstd[:, None]
+                tl.store(DX + rows64 * N + cols_b[None, :], dx.to(DX.dtype.element_ty),
+                         mask=row_ok[:, None] & ok_b[None, :])
+        if GRAD_W:  # masked rows hold zeros: they add nothing
+            dw_a += tl.sum(dy_a * xh_a, axis=0)
+            if REST > 0:
+                dw_b += tl.sum(dy_b * xh_b, axis=0)
+
+    if GRAD_W:
+        tl.store(Part + group * N + cols_a, dw_a.to(Part.dtype.element_ty), mask=ok_a)
+        if REST > 0:
+            tl.store(Part + group * N + cols_b, dw_b.to(Part.dtype.element_ty),
+                     mask=ok_b)
+# --8<-- [end:fast_backward_staged_kernel]
+
+
 # --8<-- [start:fast_backward_chunked_kernel]
 @triton.jit(do_not_specialize=["M", "rows_per_program"])
 def rms_fast_bwd_chunked_kernel(
@@ -322,6 +432,7 @@ def sm_count(device_index):
 # used for fp16 too) and one for fp32.
 # forward:  ["row", ROWS, num_warps]          or ["chunked", CHUNK, ROWS, num_warps]
 # backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
+#           or ["staged", ROWS, num_warps, programs per SM, SPLIT, STAGES, TILES]
 #           or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
 TUNED = {2: Path(__file__).with_name("fast_tuned.json"),
          4: Path(__file__).with_name("fast_tuned_fp32.json")}
@@ -339,6 +450,11 @@ def tuned_table(element_size):
     table = {key: {int(n): tuple(c) for n, c in data[key].items()}
              for key in ("forward", "backward")}
     table["step"] = data["step"]
+    # the fastest configuration of each backward design the tuning run timed (the pages
+    # compare them; the kernels use "backward")
+    designs = data.get("backward_designs", {})
+    table["backward_designs"] = {int(n): {d: tuple(c) for d, c in by_design.items()}
+                                 for n, by_design in designs.items()}
     return table
 
 
@@ -373,14 +489,24 @@ def forward_config(n_cols, element_size):
     return "row", block_n, rows, num_warps
 
 
+def backward_entry_config(entry, n_cols):
+    """A backward table entry as a configuration, with what follows from N filled in."""
+    if entry[0] == "staged":
+        return staged_config(n_cols, *entry[1:])
+    if entry[0] == "row":
+        return ("row", triton.next_power_of_2(n_cols), *entry[1:])
+    return tuple(entry)
+
+
 @functools.lru_cache(maxsize=None)
 def backward_config(n_cols, element_size):
-    """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH) or
+    """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH),
+    ("staged", TILE, ROWS, num_warps, programs_per_sm, SPLIT, STAGES, REST) or
     ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("backward", n_cols, element_size)
     if entry is not None:
-        return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
+        return backward_entry_config(entry, n_cols)
     if n_cols > MAX_N:
         return WIDE["backward"]
     rows = max(1, 1024 // block_n)
@@ -407,6 +533,7 @@ def check_inputs(x, normalized_shape, weight, eps):
 fwd_row = DirectLauncher(rms_fast_fwd_kernel)
 fwd_chunked = DirectLauncher(rms_fast_fwd_chunked_kernel)
 bwd_row = DirectLauncher(rms_fast_bwd_kernel)
+bwd_staged = DirectLauncher(rms_fast_bwd_staged_kernel)
 bwd_chunked = DirectLauncher(rms_fast_bwd_chunked_kernel)
 sum_partials = DirectLauncher(sum_partials_kernel)
 # --8<-- [end:fast_direct_launch]
@@ -465,19 +592,23 @@ def backward_rows(dy2d, x2d, weight, rstd, needs=(True, True), config=None,
 
     config = config or backward_config(N, x2d.element_size())
     kind, block, rows, num_warps, per_sm = config[:5]
-    # a persistent grid: every program resident at once, each with a block of rows
+    split = config[5] if kind == "staged" else 1  # programs per row
+    # a persistent grid: every program resident at once, each group of `split`
+    # programs with a block of rows
     programs = programs or sm_count(x2d.device.index) * per_sm
-    programs, rows_per_program = backward_grid(M, rows, programs)
-    if not grad_w or (kind == "row" and programs == 1):
-        part = dw  # one program: its sum is the answer, so it writes it straight to dw
+    groups, rows_per_program = backward_grid(M, rows, max(1, programs // split))
+    if not grad_w or (kind != "chunked" and groups == 1):
+        part = dw  # one group: its sum is the answer, so it writes it straight to dw
     else:
-        part = torch.empty((programs, N), dtype=torch.float32, device=x2d.device)
-    launch = bwd_row if kind == "row" else bwd_chunked
+        part = torch.empty((groups, N), dtype=torch.float32, device=x2d.device)
     if kind == "row":
-        design = {"BLOCK_N": block, "PREFETCH": config[5]}
+        launch, design = bwd_row, {"BLOCK_N": block, "PREFETCH": config[5]}
+    elif kind == "staged":
+        launch, design = bwd_staged, {"SPLIT": split, "TILE": block, "REST": config[7],
+                                      "STAGES": config[6]}
     else:
-        design = {"CHUNK": block}
-    launch[(programs,)](
+        launch, design = bwd_chunked, {"CHUNK": block}
+    launch[(groups * split,)](
         x2d, dy2d, x2d if dx is None else dx, x2d if weight is None else weight, rstd,
         x2d if part is None else part, M, rows_per_program,
         N=N, STRIDE_X=dropin.row_stride(x2d), STRIDE_DY=dropin.row_stride(dy2d),
@@ -488,7 +619,7 @@ def backward_rows(dy2d, x2d, weight, rstd, needs=(True, True), config=None,
         # (torch would need two: a sum, then a cast)
         reduce_n = 64 if N > 2048 else 32
         sum_partials[(triton.cdiv(N, reduce_n),)](
-            part, dw, programs, N, BLOCK_P=32, BLOCK_N=reduce_n, num_warps=4)
+            part, dw, groups, N, BLOCK_P=32, BLOCK_N=reduce_n, num_warps=4)
     return dx, dw
 # --8<-- [end:fast_backward_launch]
 

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from rmsnorm import fast
 
 from normkit.runtime import DEVICE, INTERPRETED
-from normkit.testing import DTYPES, assert_close, poison_allocator
+from normkit.testing import DTYPES, FAST_DESIGNS, TABLE_ENTRY_SIZES, assert_close, poison_allocator
 from rmsnorm.fast import rms_norm_fast
 
 EPS = 1e-6
@@ -66,23 +66,13 @@ def test_non_contiguous_input():
     torch.testing.assert_close(rms_norm_fast(x, (40,), w, EPS), F.rms_norm(x, (40,), w, EPS))
 
 
-# Both designs of each pass, whatever the tuned table picks at these widths: the whole row in
-# registers ("row") and the walk along the row in column chunks ("chunked"), with rows that end
-# inside a chunk, one row, and several rows per step.
-DESIGNS = {
-    "row": (("row", 1024, 2, 4), ("row", 1024, 2, 4, 2, True)),
-    "chunked": (("chunked", 256, 2, 4), ("chunked", 256, 2, 4, 1)),
-    "chunked-1-row": (("chunked", 128, 1, 2), ("chunked", 512, 1, 4, 2)),
-}
-
-
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("design", DESIGNS)
+@pytest.mark.parametrize("design", FAST_DESIGNS)
 @pytest.mark.parametrize("shape", [(1, 1), (17, 1000), (300, 257)], ids=str)
 def test_each_design(shape, design, dtype, monkeypatch):
-    fwd, bwd = DESIGNS[design]
-    monkeypatch.setattr(fast, "forward_config", lambda n, elt: fwd)
-    monkeypatch.setattr(fast, "backward_config", lambda n, elt: bwd)
+    fwd, bwd = FAST_DESIGNS[design]
+    monkeypatch.setattr(fast, "forward_config", lambda n, elt: fwd(n))
+    monkeypatch.setattr(fast, "backward_config", lambda n, elt: bwd(n))
     check(shape, dtype)
 
 
@@ -92,7 +82,7 @@ def test_tuned_table_covers_every_width(element_size):
     # width falls back to the rule
     table = fast.tuned_table(element_size)
     for n in range(table["step"], fast.MAX_N + 1, table["step"]):
-        for kind, sizes in (("forward", {"row": 3, "chunked": 4}), ("backward", {"row": 5, "chunked": 5})):
+        for kind, sizes in TABLE_ENTRY_SIZES.items():
             entry = table[kind].get(n)
             assert entry is not None and len(entry) == sizes.get(entry[0]), (kind, n, entry)
             assert all(isinstance(v, int) for v in entry[1:]), (kind, n, entry)  # bools are ints too
