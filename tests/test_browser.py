@@ -250,6 +250,45 @@ def test_notebook_page_offers_its_notebook_colab_and_chapter(browser, base_url, 
         visit.close()
 
 
+# A notebook page's code cells: how wide the code is against the article, and the text its copy
+# button covers.
+READ_NOTEBOOK = """() => {
+  const article = document.querySelector("article").getBoundingClientRect().width;
+  return [...document.querySelectorAll(".jp-CodeCell .jp-InputArea-editor")].map(editor => {
+    const button = editor.querySelector(".zeroclipboard-container").getBoundingClientRect();
+    const covered = [];
+    const walker = document.createTreeWalker(editor.querySelector("pre"), NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      for (const r of range.getClientRects()) {
+        if (node.textContent.trim() && r.right > button.left && r.left < button.right
+            && r.bottom > button.top && r.top < button.bottom) covered.push(node.textContent.trim().slice(0, 40));
+      }
+    }
+    return {share: editor.getBoundingClientRect().width / article, covered};
+  });
+}"""
+SMALLEST_CODE_SHARE = 0.85  # of the article's width, for a notebook's code on a phone
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("language,notebook", [(lang, nb) for lang in LANGUAGES for nb in NOTEBOOKS])
+def test_notebook_code_gets_the_width_and_its_copy_button_covers_none(browser, base_url, site_dir, language,
+                                                                      notebook, width):
+    visit = visit_at(browser, base_url, width)
+    try:
+        cells = visit.open(page_path(site_dir, language, notebook)).evaluate(READ_NOTEBOOK)
+        assert cells, f"{language}/{notebook}: no code cells found"
+        for number, cell in enumerate(cells, 1):
+            assert not cell["covered"], f"{language}/{notebook} at {width}: cell {number}'s copy button covers {cell['covered']}"
+            if width == "phone":  # the In [n]: prompts give their width to the code
+                assert cell["share"] >= SMALLEST_CODE_SHARE, (
+                    f"{language}/{notebook}: cell {number}'s code is {cell['share']:.0%} of the page's width on a phone")
+    finally:
+        visit.close()
+
+
 # Reads the open page: tables, figures, listings and their copy buttons, in one pass.
 READ_PAGE = """() => {
   const article = document.querySelector("article");
@@ -283,12 +322,17 @@ READ_PAGE = """() => {
   }
   const code = [...article.querySelectorAll("pre > code")].filter(visible).filter(c => c.scrollWidth > c.clientWidth + 1)
     .map(c => c.closest(".highlight").querySelector(".filename")?.textContent || c.textContent.slice(0, 40));
+  // display math wider than its box: it must scroll, with the edge shadow that says so
+  const math = [...article.querySelectorAll("div.arithmatex")].filter(visible).filter(m => m.scrollWidth > m.clientWidth + 1)
+    .filter(m => !["auto", "scroll"].includes(getComputedStyle(m).overflowX)
+                 || !getComputedStyle(m).backgroundImage.includes("gradient"))
+    .map(m => m.textContent.trim().slice(0, 40));
   const contents = document.querySelector(".nk-page-contents");
   const images = article.querySelectorAll("img").length;
   // an identifier in a table cell laid out on more than one line: broken mid-word
   const broken = [...article.querySelectorAll("td code, th code")].filter(visible)
     .filter(c => c.getClientRects().length > 1).map(c => c.textContent);
-  return {tables, figures, images, overlaps, code, broken,
+  return {tables, figures, images, overlaps, code, broken, math,
           contents: contents && visible(contents) ? contents.querySelectorAll("a").length : 0,
           sidebarToc: visible(document.querySelector(".md-sidebar--secondary")),
           h2: article.querySelectorAll("h2").length};
@@ -333,6 +377,7 @@ def test_a_chapter_reads_well_on_screen(browser, base_url, site_dir, language, p
             )
             assert figure["zoomable"], f"{language}/{page}: {figure['src']} does not open full-screen on a tap"
         assert not seen["overlaps"], f"{language}/{page} at {width}: a copy button covers {seen['overlaps']}"
+        assert not seen["math"], f"{language}/{page} at {width}: equations cut off with no scroll: {seen['math']}"
         if page.endswith("index.md"):
             reachable = seen["sidebarToc"] if width == "desktop" else seen["contents"] == seen["h2"]
             assert reachable, f"{language}/{page} at {width}: no table of contents on screen"
