@@ -2,9 +2,16 @@
 
 snippets/normkit/glossary.toml holds every term the site uses, with its form and a one-line
 definition in en, zh and vi, and the forms each language rejects. docs/<lang>/glossary.md writes
-`{{ glossary }}` where the table goes and this hook puts the terms of the page's language there, so
+`{{ glossary }}` where the terms go and this hook puts the terms of the page's language there, so
 the page is always the data that tests/test_glossary.py checks the other pages against.
+
+The terms are a definition list (legible on a phone, where Material shrinks table text), in the
+alphabetical order of the page's language: English by the term; Chinese by the English term shown
+beside each one (a reader looks a term up by the name the literature uses); Vietnamese by its own
+alphabet. Each term has the same anchor in every language (glossary/#lane).
 """
+
+import unicodedata
 
 import tomllib
 from functools import cache
@@ -15,12 +22,6 @@ from mkdocs.exceptions import PluginError
 GLOSSARY = Path(__file__).resolve().parent.parent / "snippets" / "normkit" / "glossary.toml"
 LANGUAGES = ("en", "zh", "vi")
 MARKER = "{{ glossary }}"
-# Column titles of the rendered table; the English page has no "English" column.
-COLUMNS = {
-    "en": ("Term", "Definition"),
-    "zh": ("术语", "英文", "释义"),
-    "vi": ("Thuật ngữ", "Tiếng Anh", "Giải thích"),
-}
 
 
 @cache
@@ -63,21 +64,42 @@ def rejected_forms(language):
             yield form, key, fields.get("term", "")
 
 
-def _cell(text):
-    return text.replace("|", "\\|")
+# The Vietnamese alphabet's order: a ă â b c d đ e ê g h i k l m n o ô ơ p q r s t u ư v x y. Its
+# letters with a breve, circumflex or horn (and đ) are letters of their own; the five tone marks only
+# break ties. A collation library (PyICU) is a C++ build for this one sort: the rule is short.
+VI_LETTER_MARKS = {"\u0306": 1, "\u0302": 2, "\u031b": 3}  # breve, circumflex, horn
 
 
-def table(language):
-    header = COLUMNS[language]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for key, entry in terms().items():
+def vietnamese_key(text):
+    letters, tones = [], []
+    for char in text.casefold():
+        if char == "đ":
+            letters.append(("d", 1))
+            continue
+        base, *marks = unicodedata.normalize("NFD", char)
+        letters.append((base, max((VI_LETTER_MARKS.get(m, 0) for m in marks), default=0)))
+        tones.append("".join(m for m in marks if m not in VI_LETTER_MARKS))
+    return letters, tones
+
+
+def sort_key(entry, language):
+    if language == "vi":
+        return vietnamese_key(entry["vi"]["term"])
+    return entry["en"]["term"].casefold(), entry[language]["term"]
+
+
+def anchor(key):
+    return key.replace("_", "-")
+
+
+def listing(language):
+    """The terms as a definition list: the term (and the English one), then its definition."""
+    lines = []
+    for key, entry in sorted(terms().items(), key=lambda item: sort_key(item[1], language)):
         own = entry[language]
-        # the same anchor in every language, so a page can link to glossary.md#lane
-        cells = [f'<span id="{key.replace("_", "-")}"></span>**{own["term"]}**']
-        if language != "en":
-            cells.append(entry["en"]["term"])
-        cells.append(own["definition"])
-        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        same = entry["en"]["term"].casefold() == own["term"].casefold()
+        english = "" if language == "en" or same else f" ({entry['en']['term']})"
+        lines += [f'<span id="{anchor(key)}"></span>**{own["term"]}**{english}', "", f":   {own['definition']}", ""]
     return "\n".join(lines)
 
 
@@ -87,7 +109,7 @@ def on_page_markdown(markdown, page, config, **kwargs):
     missing = problems()
     if missing:
         raise PluginError(f"{GLOSSARY.name} is incomplete:\n  " + "\n  ".join(missing))
-    return markdown.replace(MARKER, table(config["theme"]["language"]))
+    return markdown.replace(MARKER, listing(config["theme"]["language"]))
 
 
 def on_serve(server, **kwargs):

@@ -250,6 +250,25 @@ def test_notebook_page_offers_its_notebook_colab_and_chapter(browser, base_url, 
         visit.close()
 
 
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_glossary_reads_on_a_phone(browser, base_url, site_dir, language):
+    visit = visit_at(browser, base_url, "phone")
+    try:
+        tab = visit.open(page_path(site_dir, language, "glossary.md"))
+        seen = tab.evaluate("""() => ({
+          sizes: [...document.querySelectorAll("article dd")].map(d => parseFloat(getComputedStyle(d).fontSize)),
+          anchors: [...document.querySelectorAll("article dt span[id]")].map(s => s.id)})""")
+        assert seen["sizes"] and min(seen["sizes"]) >= SMALLEST_BODY_PX, (
+            f"{language}/glossary.md: definitions as small as {min(seen['sizes'] or [0])} px on a phone")
+        assert len(seen["anchors"]) == len(set(seen["anchors"])) == len(seen["sizes"]), (
+            f"{language}/glossary.md: not one anchor per term")
+    finally:
+        visit.close()
+
+
+SMALLEST_BODY_PX = 14
+
+
 # A notebook page's code cells: how wide the code is against the article, and the text its copy
 # button covers.
 READ_NOTEBOOK = """() => {

@@ -73,12 +73,30 @@ def test_every_term_has_a_form_and_a_definition_in_every_language():
     assert glossary.problems() == []
 
 
-def test_the_glossary_renders_every_term_in_every_language():
+def rendered_terms(language):
+    """(anchor, term) of each entry, in the order the glossary page lists them."""
+    return re.findall(r'^<span id="([\w-]+)"></span>\*\*(.+?)\*\*', glossary.listing(language), re.MULTILINE)
+
+
+def test_the_glossary_renders_every_term_in_every_language_with_one_anchor_each():
     for language in LANGUAGES:
-        table = glossary.table(language)
-        assert len(table.splitlines()) == 2 + len(glossary.terms())
-        for entry in glossary.terms().values():
-            assert entry[language]["term"] in table
+        shown = rendered_terms(language)
+        assert sorted(term for _, term in shown) == sorted(e[language]["term"] for e in glossary.terms().values())
+        # the same anchors in every language, one per term: a page links to glossary/#lane
+        assert sorted(a for a, _ in shown) == sorted(glossary.anchor(k) for k in glossary.terms())
+
+
+def test_the_glossary_is_in_alphabetical_order():
+    english = [term.casefold() for _, term in rendered_terms("en")]
+    assert english == sorted(english)
+    # Chinese by the English term shown beside each one
+    terms = glossary.terms()
+    by_anchor = {glossary.anchor(k): e["en"]["term"].casefold() for k, e in terms.items()}
+    chinese = [by_anchor[a] for a, _ in rendered_terms("zh")]
+    assert chinese == sorted(chinese)
+    # Vietnamese: ă after a, đ after d, ơ after ô; tone marks only break ties
+    assert sorted(["đường", "dữ", "ơ", "ô", "ă", "b", "à"], key=glossary.vietnamese_key) == \
+        ["à", "ă", "b", "dữ", "đường", "ô", "ơ"]
 
 
 def test_every_language_has_a_glossary_page_with_its_table():
