@@ -70,3 +70,68 @@ def test_notebook_runs_on_the_cpu_interpreter(name, monkeypatch):
     code = [cell for cell in run.cells if cell.cell_type == "code"]
     assert code and all(cell.outputs for cell in code), f"{name}: a code cell produced no output"
     assert "Triton's interpreter" in "".join(code[0].outputs[0].text)
+
+
+# --- The first cell: a reader's set-up on Colab, and nothing anywhere else.
+
+SETUP_RUN = """
+import json, os, sys
+before = list(sys.path)
+exec(compile(open(sys.argv[1]).read(), "setup cell", "exec"), {"__name__": "__main__"})
+print(json.dumps({"added": [p for p in sys.path if p not in before], "files": sorted(os.listdir("."))}))
+"""
+# Colab's own module, and a git that records how it is called and leaves a clone-shaped folder
+FAKE_COLAB = "import sys, types; sys.modules['google.colab'] = types.ModuleType('google.colab')\n"
+FAKE_GIT = """#!/bin/sh
+echo "$@" > "$GIT_LOG"
+for target; do :; done
+mkdir -p "$target/snippets/normkit"
+"""
+
+
+def setup_cell(name):
+    cell = next(c for c in notebooks.source("en", name).cells if c.cell_type == "code")
+    assert "google.colab" in cell.source, f"notebooks/en/{name}.md: the first code cell is not the set-up"
+    return cell.source
+
+
+def run_setup(source, workdir, env):
+    import json
+    import subprocess
+    import sys
+
+    (workdir / "cell.py").write_text(source, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", SETUP_RUN, "cell.py"], cwd=workdir, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_setup_cell_does_nothing_off_colab(name, tmp_path):
+    import os
+
+    seen = run_setup(setup_cell(name), tmp_path, {**os.environ, "PATH": str(tmp_path / "no-git")})
+    assert seen == {"added": [], "files": ["cell.py"]}, f"{name}: the set-up changed a machine that is not Colab"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_setup_cell_on_colab_clones_the_repository_and_imports_from_it(name, tmp_path):
+    import os
+
+    import re
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").write_text(FAKE_GIT)
+    (bin_dir / "git").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "GIT_LOG": str(tmp_path / "git.log")}
+    source = FAKE_COLAB + setup_cell(name)
+    seen = run_setup(source, tmp_path, env)
+    repo_url = re.search(r"^repo_url: (\S+)", (notebooks.ROOT / "mkdocs.yml").read_text(encoding="utf-8"), re.M)[1]
+    assert (tmp_path / "git.log").read_text().split() == ["clone", "--depth", "1", repo_url, "normkernels"]
+    assert seen["added"] == [str((tmp_path / "normkernels" / "snippets").resolve())]
+    # a second run (the reader runs the cell again) clones nothing
+    (tmp_path / "git.log").unlink()
+    run_setup(source, tmp_path, env)
+    assert not (tmp_path / "git.log").exists()
