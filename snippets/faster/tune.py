@@ -372,7 +372,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", required=True)
     p.add_argument("--step", type=int, default=256)
-    p.add_argument("--n-min", type=int, default=256)
+    p.add_argument("--n-min", type=int, help="the narrowest N (default: --step, so that every N is a table entry)")
     p.add_argument("--budget-s", type=float, default=330, help="stop tuning new N after this many seconds")
     p.add_argument("--deadline-s", type=float, default=540, help="skip what is left after this many seconds")
     p.add_argument("--prior", help="tune.json of an earlier run: time only its 4 best configurations again "
@@ -392,7 +392,7 @@ def main(argv=None):
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    ns = [int(n) for n in a.widths.split(",")] if a.widths else list(range(a.n_min, 16384 + 1, a.step))
+    ns = [int(n) for n in a.widths.split(",")] if a.widths else list(range(a.n_min or a.step, 16384 + 1, a.step))
     if a.prior:
         load_prior(a.prior, tuple(a.prior_passes.split(",")))
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
