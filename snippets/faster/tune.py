@@ -2,10 +2,11 @@
 
     python -m faster.tune --out DIR [--step 256] [--budget-s 420]
 
-For every N that is a multiple of --step from 256 to 16384 (M = 2**27 / N rows, bf16), both ops:
+For every N that is a multiple of --step up to 16384 (M = 2**27 / N rows, bf16), both ops:
 
-1. every candidate launch configuration of both designs of each pass (the whole row in registers,
-   "row", and the walk along the row in column chunks, "chunked"), timed GPU-bound: CUDA-graph
+1. every candidate launch configuration of each design of each pass (the whole row in registers,
+   "row"; the backward's pipelined "staged", with its tiles and programs a row; and the walk
+   along the row in column chunks, "chunked"), timed GPU-bound: CUDA-graph
    replay of 8 calls, so no host time is counted; the fastest becomes that N's table entry;
 2. with the new table: the fast path's forward and forward+backward, and torch eager's and
    Liger-Kernel's (when installed), GPU-bound (graph replay) and as plain calls (host included);
