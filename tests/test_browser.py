@@ -269,24 +269,32 @@ def test_the_glossary_reads_on_a_phone(browser, base_url, site_dir, language):
 SMALLEST_BODY_PX = 14
 
 
+# JavaScript for the page readers below: the text of a code element that a box (a copy button) covers.
+COVERED_TEXT = """(box, code) => {
+  const b = box.getBoundingClientRect(), covered = [];
+  const walker = document.createTreeWalker(code, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.textContent.trim()) continue;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    for (const r of range.getClientRects()) {
+      if (r.right > b.left && r.left < b.right && r.bottom > b.top && r.top < b.bottom) {
+        covered.push(node.textContent.trim().slice(0, 40));
+      }
+    }
+  }
+  return covered;
+}"""
+
+
 # A notebook page's code cells: how wide the code is against the article, and the text its copy
 # button covers.
 READ_NOTEBOOK = """() => {
+  const coveredText = """ + COVERED_TEXT + """;
   const article = document.querySelector("article").getBoundingClientRect().width;
-  return [...document.querySelectorAll(".jp-CodeCell .jp-InputArea-editor")].map(editor => {
-    const button = editor.querySelector(".zeroclipboard-container").getBoundingClientRect();
-    const covered = [];
-    const walker = document.createTreeWalker(editor.querySelector("pre"), NodeFilter.SHOW_TEXT);
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      const range = document.createRange();
-      range.selectNodeContents(node);
-      for (const r of range.getClientRects()) {
-        if (node.textContent.trim() && r.right > button.left && r.left < button.right
-            && r.bottom > button.top && r.top < button.bottom) covered.push(node.textContent.trim().slice(0, 40));
-      }
-    }
-    return {share: editor.getBoundingClientRect().width / article, covered};
-  });
+  return [...document.querySelectorAll(".jp-CodeCell .jp-InputArea-editor")].map(editor => ({
+    share: editor.getBoundingClientRect().width / article,
+    covered: coveredText(editor.querySelector(".zeroclipboard-container"), editor.querySelector("pre"))}));
 }"""
 SMALLEST_CODE_SHARE = 0.85  # of the article's width, for a notebook's code on a phone
 
@@ -322,22 +330,11 @@ READ_PAGE = """() => {
     return {src: img.getAttribute("src"), width: img.getBoundingClientRect().width,
             zoomable: !!img.closest("a.glightbox"), number: number && visible(number) ? number.textContent : null};
   });
+  const coveredText = """ + COVERED_TEXT + """;
   const overlaps = [];
   for (const block of [...article.querySelectorAll("div.highlight")].filter(visible)) {
     const button = block.querySelector(".md-code__nav");
-    if (!button) continue;
-    const b = button.getBoundingClientRect();
-    const walker = document.createTreeWalker(block.querySelector("code"), NodeFilter.SHOW_TEXT);
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      if (!node.textContent.trim()) continue;
-      const range = document.createRange();
-      range.selectNodeContents(node);
-      for (const r of range.getClientRects()) {
-        if (r.right > b.left && r.left < b.right && r.bottom > b.top && r.top < b.bottom) {
-          overlaps.push(node.textContent.trim().slice(0, 40));
-        }
-      }
-    }
+    if (button) overlaps.push(...coveredText(button, block.querySelector("code")));
   }
   const code = [...article.querySelectorAll("pre > code")].filter(visible).filter(c => c.scrollWidth > c.clientWidth + 1)
     .map(c => c.closest(".highlight").querySelector(".filename")?.textContent || c.textContent.slice(0, 40));

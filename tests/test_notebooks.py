@@ -6,6 +6,12 @@ from snippets/ and never define one, and every notebook must execute with a real
 under Triton's interpreter.
 """
 
+import json
+import os
+import re
+import subprocess
+import sys
+
 import nbformat
 import pytest
 
@@ -98,10 +104,6 @@ def setup_cell(name):
 
 
 def run_setup(source, workdir, env):
-    import json
-    import subprocess
-    import sys
-
     (workdir / "cell.py").write_text(source, encoding="utf-8")
     done = subprocess.run([sys.executable, "-c", SETUP_RUN, "cell.py"], cwd=workdir, env=env,
                           capture_output=True, text=True, timeout=60)
@@ -111,18 +113,12 @@ def run_setup(source, workdir, env):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_setup_cell_does_nothing_off_colab(name, tmp_path):
-    import os
-
     seen = run_setup(setup_cell(name), tmp_path, {**os.environ, "PATH": str(tmp_path / "no-git")})
     assert seen == {"added": [], "files": ["cell.py"]}, f"{name}: the set-up changed a machine that is not Colab"
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_setup_cell_on_colab_clones_the_repository_and_imports_from_it(name, tmp_path):
-    import os
-
-    import re
-
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "git").write_text(FAKE_GIT)

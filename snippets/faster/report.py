@@ -125,10 +125,15 @@ def _copy(measurements):
     return measurements["provenance"]["copy"]
 
 
+def pct_of_copy(gpu_us, n_bytes, copy):
+    """% of the copy bandwidth's median, as a figure, of a GPU-time figure that moves n_bytes."""
+    return claims.transform(gpu_us, lambda us: 100 * n_bytes / (us * 1e3) / copy)
+
+
 def pct_copy(row, key, copy):
     """% of the copy bandwidth's median, as a figure, from the GPU time of one pass."""
     n_bytes = dict(MODES)[key] * row["M"] * row["N"] * ELEMENT_SIZE[row["dtype"]]
-    return claims.transform(row[f"{key}_gpu_us"], lambda us: 100 * n_bytes / (us * 1e3) / copy)
+    return pct_of_copy(row[f"{key}_gpu_us"], n_bytes, copy)
 
 
 def _status(fig, target, t):
@@ -249,8 +254,7 @@ BACKWARD_DESIGNS = ("row", "staged", "chunked")
 
 def _design_pct(r, copy, dtype):
     """% of the copy bandwidth of one backward-alone figure: x and dy read, dx written."""
-    n_bytes = 3 * r["M"] * r["N"] * ELEMENT_SIZE[dtype]
-    return claims.transform(r["bwd_gpu_us"], lambda us: 100 * n_bytes / (us * 1e3) / copy)
+    return pct_of_copy(r["bwd_gpu_us"], 3 * r["M"] * r["N"] * ELEMENT_SIZE[dtype], copy)
 
 
 def designs_md(res, op, copy, t):

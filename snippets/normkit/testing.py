@@ -8,6 +8,7 @@ import torch
 
 from normkit.launch import ContractError
 from normkit.runtime import DEVICE
+from normkit.tiles import staged_config
 
 # Largest error allowed, relative to the largest reference value (or a larger natural scale).
 TOL = {torch.float32: 1e-5, torch.float16: 2e-3, torch.bfloat16: 1e-2}
@@ -113,7 +114,6 @@ def assert_graph_replays(call, reference, x):
 # that end inside a chunk, one row, and several rows per step), and the pipelined backward
 # ("staged": one tile, two tiles, two programs a row).
 def _staged(rows, split, tiles):
-    from normkit.tiles import staged_config
     return lambda n: staged_config(n, rows, 4, 2, split, 3, tiles)
 
 
