@@ -9,8 +9,13 @@ The terms are a definition list (legible on a phone, where Material shrinks tabl
 alphabetical order of the page's language: English by the term; Chinese by the English term shown
 beside each one (a reader looks a term up by the name the literature uses); Vietnamese by its own
 alphabet. Each term has the same anchor in every language (glossary/#lane).
+
+Every other page gets a link to the glossary from the first use of each term it uses, in prose:
+see "Links from the first use" below.
 """
 
+import posixpath
+import re
 import unicodedata
 
 import tomllib
@@ -47,9 +52,10 @@ def problems():
             for field in ("term", "definition"):
                 if not str(fields.get(field, "")).strip():
                     found.append(f"{key}.{language}: '{field}' is missing or empty")
-            rejected = fields.get("rejected", [])
-            if not isinstance(rejected, list) or not all(isinstance(f, str) and f.strip() for f in rejected):
-                found.append(f"{key}.{language}: 'rejected' must be a list of non-empty strings")
+            for field in ("rejected", "forms", "not_in"):
+                values = fields.get(field, [])
+                if not isinstance(values, list) or not all(isinstance(f, str) and f.strip() for f in values):
+                    found.append(f"{key}.{language}: '{field}' must be a list of non-empty strings")
         unknown = set(entry) - set(LANGUAGES)
         if unknown:
             found.append(f"{key}: unknown language tables {sorted(unknown)}")
@@ -103,16 +109,144 @@ def listing(language):
     return "\n".join(lines)
 
 
+# --- Links from the first use ------------------------------------------------------------------
+#
+# Each page links a term to its glossary entry once, where the term is first used in prose. Why a
+# hook of our own: the maintained alternatives do something else. Python-Markdown's abbr (and
+# pymdownx.snippets' auto_append of an abbreviations file) marks *every* occurrence with a tooltip
+# and links nowhere; it cannot tell a first use from the others, nor keep out of headings. Material's
+# content.tooltips only styles those. What we need is one link a term a page, at the first use, in
+# three languages (Chinese has no spaces between words), never inside code, headings, links, math,
+# included files or the {{ chapter.key }} quotes of measured values.
+#
+# It works on the page's Markdown before measurements.py fills the quotes and before
+# pymdownx.snippets includes files, so the quotes and every included table or listing are still
+# their one-line placeholders, and are skipped. The forms that count as a use of a term are its
+# `term`, its `forms`, and in English their plurals; `not_in` lists longer words that contain a form
+# without being a use of it (Chinese 运行 is not a use of 行, "row"). At each position the longest
+# form wins, so "atomic lock" is a use of atomic_lock, not of lock. A term the page already links to
+# by hand (a link to glossary.md#its-anchor) gets no second link.
+
+FENCE_OPEN = re.compile(r"^(\s*)(`{3,}|~{3,})")
+SKIPPED_LINE = re.compile(
+    r"^\s*(?:#{1,6}\s|;?-{1,}8<-{1,}|!!!|\?\?\?|===\s|///|<|\*\[|\[[^\]]+\]:\s|\|?\s*:?-{3,}|\{.*\}\s*$)")
+# spans of a line that are not prose: code, math, quotes of measured values, attribute lists,
+# images, links, HTML tags and entities, bare addresses
+SKIPPED_SPAN = re.compile(
+    r"(`+).+?(?<!`)\1(?!`)"
+    r"|(?<![\\$])\$(?!\$)[^$\n]+?(?<!\\)\$"
+    r"|\\\(.+?\\\)"
+    r"|\{\{.*?\}\}"
+    r"|\{\s*[:#.\w][^{}\n]*\}"
+    r"|!?\[(?:[^\[\]]|\[[^\]]*\])*\](?:\([^)\n]*\)|\[[^\]\n]*\])?"
+    r"|<[^>\n]+>|&#?\w+;|https?://\S+")
+GLOSSARY_LINK = re.compile(r"\]\((?:\.\./)*glossary\.md#([\w-]+)")
+
+
+def _english_plurals(form):
+    if form[-1].isupper():  # SM, SMs
+        return [form, form + "s"]
+    if re.search(r"(?:s|x|z|ch|sh)$", form):
+        return [form, form + "es"]
+    if re.search(r"[^aeiou]y$", form):
+        return [form, form[:-1] + "ies"]
+    return [form, form + "s"]
+
+
+def uses(language):
+    """{surface form: id or None}: every form that counts as a use of a term in this language, and
+    (mapped to None) the longer words that contain a form without being a use of it."""
+    found = {}
+    for key, entry in terms().items():
+        fields = entry[language]
+        forms = [f for f in fields.get("forms", [fields["term"]])]
+        if language == "en":
+            forms = [plural for form in forms for plural in _english_plurals(form)]
+        for form in forms:
+            found.setdefault(form, key)
+            if form[0].islower():  # a sentence may start with it
+                found.setdefault(form[0].upper() + form[1:], key)
+        for word in fields.get("not_in", []):
+            found[word] = None
+    return found
+
+
+@cache
+def use_pattern(language):
+    forms = sorted(uses(language), key=len, reverse=True)
+    alternatives = "|".join(re.escape(form) for form in forms)
+    if language == "zh":  # no spaces between words: the longest form at the earliest position
+        return re.compile(f"(?:{alternatives})")
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])")
+
+
+def prose_spans(markdown):
+    """(start, end) of the parts of the Markdown that are prose a term may be linked in."""
+    spans, offset, fence = [], 0, None
+    in_math = False
+    for line in markdown.splitlines(keepends=True):
+        start, offset = offset, offset + len(line)
+        if fence:
+            if re.match(rf"^\s*{re.escape(fence[0])}{{{len(fence)}}}[{re.escape(fence[0])}]*\s*$", line):
+                fence = None
+            continue
+        opening = FENCE_OPEN.match(line)
+        if opening:
+            fence = opening.group(2)
+            continue
+        if line.strip().startswith("$$"):
+            closes_here = line.strip() != "$$" and line.strip().endswith("$$")
+            in_math = in_math if closes_here else not in_math
+            continue
+        if in_math or SKIPPED_LINE.match(line):
+            continue
+        position = start
+        for skipped in SKIPPED_SPAN.finditer(line):
+            spans.append((position, start + skipped.start()))
+            position = start + skipped.end()
+        spans.append((position, offset))
+    return [(a, b) for a, b in spans if b > a]
+
+
+def link_first_uses(markdown, language, glossary_url, definitions=None):
+    """The Markdown with the first use of every term in prose linked to its glossary entry."""
+    linked = set(GLOSSARY_LINK.findall(markdown))
+    pattern, forms = use_pattern(language), uses(language)
+    insertions = []
+    for start, end in prose_spans(markdown):
+        for match in pattern.finditer(markdown, start, end):
+            key = forms[match.group(0)]
+            if key is None or anchor(key) in linked:
+                continue
+            linked.add(anchor(key))
+            title = f' "{definitions[key]}"' if definitions else ""
+            insertions.append((match.start(), match.end(), f"[{match.group(0)}]({glossary_url}#{anchor(key)}{title})"))
+    for start, end, link in reversed(insertions):
+        markdown = markdown[:start] + link + markdown[end:]
+    return markdown
+
+
+def plain_definition(text):
+    """A definition as a link's title: no Markdown, no quotes."""
+    return re.sub(r"[`*]", "", text).replace('"', "'")
+
+
 def on_page_markdown(markdown, page, config, **kwargs):
+    language = config["theme"]["language"]
     if MARKER not in markdown:
-        return markdown
+        if not page.file.src_uri.endswith(".md"):
+            return markdown
+        url = posixpath.relpath("glossary.md", posixpath.dirname(page.file.src_uri) or ".")
+        definitions = {key: plain_definition(entry[language]["definition"]) for key, entry in terms().items()}
+        return link_first_uses(markdown, language, url, definitions)
     missing = problems()
     if missing:
         raise PluginError(f"{GLOSSARY.name} is incomplete:\n  " + "\n  ".join(missing))
-    return markdown.replace(MARKER, listing(config["theme"]["language"]))
+    return markdown.replace(MARKER, listing(language))
 
 
 def on_serve(server, **kwargs):
     # mkdocs serve rebuilds when the glossary changes (snippets/ is watched); read it again then.
     entries.cache_clear()
+    use_pattern.cache_clear()
     return server
