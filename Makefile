@@ -1,4 +1,4 @@
-# Two commands do everything on a fresh clone:  make site   and   make test
+# Two commands do everything on a fresh clone:  make site   and   make test   (make check: seconds)
 VENV   ?= .venv
 PYTHON ?= python3
 PY     := $(VENV)/bin/python
@@ -6,7 +6,7 @@ SITE   ?= site
 LANG_  ?= en
 GPU_PYTHON ?= python3
 
-.PHONY: site serve preview test gpu-build clean
+.PHONY: site serve preview check test gpu-build clean
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,10 @@ serve: $(VENV)/.installed         ## live preview of one language while writing:
 preview: site                     ## the built site in all languages, switcher included
 	$(PY) -m http.server --directory $(SITE) --bind 127.0.0.1 8000
 
-test: $(VENV)/.installed          ## every test: the snippets (GPU or interpreter) and the site
+check: $(VENV)/.installed         ## the author's checks, in seconds: includes, languages, quotes, notebooks, listings, data
+	$(PY) scripts/check.py
+
+test: check                       ## every test, after make check: the snippets (GPU or interpreter) and the site
 	$(PY) -m pytest snippets tests
 
 gpu-build:                        ## on a CUDA machine with the requirements: test, measure, render, run the notebooks

@@ -19,11 +19,27 @@ the site is served anywhere else (a preview, a mirror). A notebook belongs to th
 starts with ("rmsnorm-exercise" to "rmsnorm"). The notebook is written as a jupytext document,
 notebooks/<lang>/<name>.md (scripts/notebooks.py executes it into the .ipynb): the source link and
 "edit this page" lead there.
+
+A .ipynb that no longer matches its source would show the old text: `mkdocs build` (make site)
+fails then, naming the notebook, the cell and the command that rebuilds it. `mkdocs serve` watches
+notebooks/ (mkdocs.yml) and rebuilds a changed notebook itself, keeping its recorded outputs
+(scripts/notebooks.py build), so the preview shows the edit.
 """
 
 import json
+import logging
 import posixpath
 import re
+import sys
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+import notebooks  # noqa: E402  (scripts/notebooks.py: the notebooks and their sources)
+
+log = logging.getLogger("mkdocs.hooks.notebook_pages")
+serving = False
 
 MATHJAX_BLOCK = re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.DOTALL)
 MERMAID_LOADER = re.compile(r'<script type="module">(?:(?!</script>).)*?\.jp-Mermaid.*?</script>', re.DOTALL)
@@ -84,3 +100,19 @@ def on_post_page(output, page, **kwargs):
     if not page.file.src_uri.endswith(".ipynb"):
         return output
     return name_empty_heading_ids(MERMAID_LOADER.sub("", MATHJAX_BLOCK.sub("", output)))
+
+
+def on_startup(command, **kwargs):
+    global serving
+    serving = command == "serve"
+
+
+def on_pre_build(config, **kwargs):
+    language = config["theme"]["language"]
+    stale = {name: notebooks.differences(language, name) for name in notebooks.names()}
+    stale = {name: problems for name, problems in stale.items() if problems}
+    if stale and serving:
+        notebooks.build(only=list(stale))
+        log.info(f"rebuilt {', '.join(stale)} from notebooks/{language}/: commit the sources and the .ipynb files")
+    elif stale:
+        raise PluginError("\n".join(p for problems in stale.values() for p in problems) + "\n" + notebooks.FIX)

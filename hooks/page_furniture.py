@@ -14,13 +14,19 @@
   warning is logged as information here: a shallow clone must never break the build.
 - Reading time: `{{ page.reading_minutes }}` becomes the page's reading time in minutes, counted
   from its prose (words, or characters for Chinese), so it follows the text when the text changes.
+- Includes an author got wrong fail the build with a sentence that names the page, the file or
+  section that is missing, what exists instead and the fix (include_problems, which `make check`
+  runs on every page too): pymdownx.snippets would stop on the first, with a traceback.
 """
 
+import difflib
 import json
 import logging
 import math
 import re
 from pathlib import Path
+
+from mkdocs.exceptions import PluginError
 
 ROOT = Path(__file__).resolve().parent.parent
 # where pymdownx.snippets looks for an included file (its base_path in mkdocs.yml), in that order
@@ -39,6 +45,67 @@ CAPTION = re.compile(r"<figcaption>\s*<p>")
 def repository(config):
     """(repository URL, branch) from repo_url and edit_uri ("edit/<branch>/docs/")."""
     return config["repo_url"].rstrip("/"), config["edit_uri"].strip("/").split("/")[1]
+
+
+INCLUDE = re.compile(r'^[ \t]*(;?)-{1,}8<-{1,}[ \t]+"([^"]+)"', re.MULTILINE)
+SECTION_START = re.compile(r"--8<-- \[start:([\w-]+)\]")
+LOCALIZED = re.compile(r"\.[a-z]{2}\.\w+$")  # table.zh.md: the page includes table.md
+# where a file under docs/data comes from, for the sentence that says how to write it
+DATA_FIX = ("the GPU build renders a data set's files (`.venv/bin/python scripts/gpu_build.py render --only {name}`); "
+            "without a GPU, `.venv/bin/python scripts/gpu_build.py placeholder --only {name}` writes placeholders "
+            "for every file the pages include")
+
+
+def includes(markdown):
+    """(escaped, 'file[:section]') for every include line; an escaped ';--8<--' line shows as text."""
+    return [(escape == ";", target) for escape, target in INCLUDE.findall(markdown)]
+
+
+def included_file(name):
+    """The included file under the first root that has it, or None."""
+    return next((ROOT / root / name for root in INCLUDE_ROOTS if (ROOT / root / name).is_file()), None)
+
+
+def sections(path):
+    return SECTION_START.findall(path.read_text(encoding="utf-8"))
+
+
+def missing_file(where, name):
+    """A sentence for an include whose file exists under no root: what is there instead, and the fix."""
+    folder, _, file = name.rpartition("/")
+    suffix = Path(file).suffix
+    present = sorted(p.relative_to(ROOT).as_posix() for root in INCLUDE_ROOTS for p in (ROOT / root / folder).glob(f"*{suffix}")
+                     if folder and p.is_file() and not LOCALIZED.search(p.name))
+    close = difflib.get_close_matches(file, [Path(p).name for p in present], n=1)
+    if close:
+        instead = f"did you mean {folder}/{close[0]}?"
+    elif present:
+        instead = f"the {suffix} files there: {', '.join(present)}"
+    else:
+        instead = f"no {suffix} file under snippets/{folder}/ or docs/data/{folder}/"
+    data_set = (ROOT / "snippets" / folder / "dataset.toml").is_file()
+    fix = DATA_FIX.format(name=folder) if data_set else "fix the name in the page"
+    return f"{where}: includes '{name}', which is in neither snippets/ nor docs/data/ ({instead}); {fix}"
+
+
+def include_problems(markdown, where):
+    """Every include of a page that would fail or show as text, as a sentence with its fix."""
+    problems = []
+    for escaped, target in includes(markdown):
+        name, _, section = target.partition(":")
+        path = included_file(name)
+        if escaped:
+            if path:  # the authoring guide escapes its examples, whose files do not exist
+                problems.append(f"{where}: ';--8<-- \"{target}\"' starts with ';', which shows the line as text "
+                                f"instead of including {name}: write it as --8<-- \"{target}\"")
+        elif path is None:
+            problems.append(missing_file(where, name))
+        elif section and section not in sections(path):
+            marked = ", ".join(sections(path)) or "none"
+            problems.append(f"{where}: includes section '{section}' of {path.relative_to(ROOT)}, which marks no such "
+                            f"section (it marks: {marked}): put the lines between '# --8<-- [start:{section}]' and "
+                            f"'# --8<-- [end:{section}]' in {path.relative_to(ROOT)}, or include one of those")
+    return problems
 
 
 def source_of(target):
@@ -144,6 +211,9 @@ def on_startup(**kwargs):
 
 
 def on_page_markdown(markdown, page, config, **kwargs):
+    problems = include_problems(markdown, f"docs/{config['theme']['language']}/{page.file.src_uri}")
+    if problems:
+        raise PluginError("\n".join(problems))
     minutes = reading_minutes(markdown, config["theme"]["language"])
     markdown = READING_TIME.sub(str(minutes), markdown)
     return title_listings(markdown, page, config)

@@ -3,6 +3,7 @@
     python scripts/gpu_build.py            # on a CUDA GPU: test, measure, render, run the notebooks
     python scripts/gpu_build.py measure    # on a CUDA GPU: test, then measure only
     python scripts/gpu_build.py render     # anywhere: tables, plots and quotes from the measurements
+    python scripts/gpu_build.py placeholder --only NAME  # anywhere, no GPU: pages that say "not measured yet"
 
 Data sets: every snippet package with a dataset.toml registers one, named after the package
 (layernorm and rmsnorm: the chapters' teaching kernels; faster: every provider side by side).
@@ -15,6 +16,12 @@ Every data set's measurements land in docs/data/<name>/measurements.json with th
 GPU, SM count, driver and CUDA versions, torch and triton versions, date, git commit, the device's
 copy bandwidth measured in the same run (three repetitions before the data set and three after it: one
 figure per data set, the ceiling its pages compare with), and the hash of the kernel sources measured.
+
+A chapter written on a machine without a GPU gets placeholder data: a measurements.json marked
+"placeholder" (its GPU is "PLACEHOLDER") and, for every table, plot and quote its pages name, a
+file that says "not measured yet" in the page's language, so the pages build and preview. The tests
+and `make check` refuse any data set that did not come from a GPU, naming its file; measuring it
+replaces the whole folder.
 """
 
 import argparse
@@ -24,6 +31,8 @@ import importlib
 import importlib.util
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -103,6 +112,55 @@ def measurements_path(name):
     return DATA / name / "measurements.json"
 
 
+def relative(path):
+    return Path(path).relative_to(ROOT).as_posix()
+
+
+MEASURE_ON_A_GPU = "measure it on a CUDA machine (`python scripts/gpu_build.py --only {name}`) and commit docs/data/{name}/"
+PLACEHOLDER_COMMAND = ".venv/bin/python scripts/gpu_build.py placeholder --only {name}"
+VERSION = re.compile(r"\d+(\.\d+)+")
+
+
+def not_from_a_gpu(provenance):
+    """Why a provenance is not one that measure_one() recorded on a GPU ("" when it is)."""
+    if provenance.get("placeholder"):
+        return "it is placeholder data, written to preview the pages without a GPU"
+    if re.search(r"synthetic|placeholder|fake|dummy", str(provenance.get("gpu", "")), re.IGNORECASE):
+        return f"its GPU is '{provenance.get('gpu')}'"
+    recorded = {
+        "sm_count": isinstance(provenance.get("sm_count"), int) and provenance["sm_count"] > 0,
+        "l2_bytes": isinstance(provenance.get("l2_bytes"), int) and provenance["l2_bytes"] > 0,
+        "cuda": VERSION.fullmatch(str(provenance.get("cuda"))) is not None,
+        "driver": VERSION.fullmatch(str(provenance.get("driver"))) is not None,
+        "copy": bool(provenance.get("copy", {}).get("runs")),
+    }
+    lacking = [key for key, ok in recorded.items() if not ok]
+    return f"it lacks what a GPU run records: {', '.join(lacking)}" if lacking else ""
+
+
+def data_set_problems(name):
+    """Whether a data set's committed measurements came from a GPU, in full, on the current sources."""
+    path = measurements_path(name)
+    if not path.is_file():
+        return [f"{relative(path)} does not exist: {MEASURE_ON_A_GPU.format(name=name)}; to preview its pages "
+                f"without a GPU first, `{PLACEHOLDER_COMMAND.format(name=name)}`"]
+    provenance = json.loads(path.read_text(encoding="utf-8"))["provenance"]
+    reason = not_from_a_gpu(provenance)
+    if reason:
+        return [f"{relative(path)} did not come from a GPU ({reason}): {MEASURE_ON_A_GPU.format(name=name)}"]
+    problems = []
+    if provenance.get("quick"):
+        problems.append(f"{relative(path)} comes from a --quick smoke run: {MEASURE_ON_A_GPU.format(name=name)}")
+    missing = [file for file in provenance.get("sources", []) if not (SNIPPETS / file).is_file()]
+    if missing:
+        problems.append(f"{relative(path)}: measured sources that no longer exist: {', '.join(missing)}; "
+                        + MEASURE_ON_A_GPU.format(name=name))
+    elif provenance.get("sources_sha256") != sources_hash(provenance.get("sources", [])):
+        problems.append(f"{relative(path)}: the kernel sources changed since they were measured; "
+                        + MEASURE_ON_A_GPU.format(name=name))
+    return problems
+
+
 def git_commit():
     """The commit the sources came from; the device copy has no .git, so the caller may pass it."""
     if os.environ.get("NORMKERNELS_COMMIT"):
@@ -138,6 +196,18 @@ def device_provenance():
     }
 
 
+NO_GPU = ("measuring needs a CUDA GPU, and this machine has none: nothing was measured. To preview a chapter's "
+          "pages here, give its data set placeholder data (`" + PLACEHOLDER_COMMAND + "`: the pages then say "
+          "'not measured yet'); measure it on a CUDA machine with `python scripts/gpu_build.py --only {name}`")
+
+
+def require_cuda(names):
+    import torch
+
+    if not torch.cuda.is_available():
+        sys.exit(NO_GPU.format(name=names[0] if len(names) == 1 else "<name>"))
+
+
 def run_snippet_tests():
     print("== pytest snippets (on the GPU)", flush=True)
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", str(SNIPPETS)], cwd=ROOT)
@@ -149,14 +219,12 @@ def measure(names, quick):
     """Measure each data set in a fresh process, so its measured sources are exactly its own."""
     for name in names:
         command = [sys.executable, __file__, "measure-one", "--only", name] + (["--quick"] if quick else [])
-        subprocess.run(command, cwd=ROOT, check=True)
+        if subprocess.run(command, cwd=ROOT).returncode != 0:
+            sys.exit(f"measuring {name} failed (its error is above): docs/data/{name}/ was left as it was")
 
 
 def measure_one(name, quick):
-    import torch
-
-    if not torch.cuda.is_available():
-        sys.exit("measure needs a CUDA GPU")
+    require_cuda([name])
     from normkit import bench
 
     provenance = device_provenance()
@@ -174,6 +242,8 @@ def measure_one(name, quick):
         "results": results,
     }
     path = measurements_path(name)
+    if path.is_file() and not_from_a_gpu(load_measurements(name)["provenance"]):
+        shutil.rmtree(path.parent)  # placeholder or synthetic files: none of them may outlive a measurement
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     print(f"   wrote {path.relative_to(ROOT)}", flush=True)
@@ -197,22 +267,126 @@ def provenance_table(provenance, t):
     return "\n".join(rows) + "\n"
 
 
+def load_measurements(name):
+    path = measurements_path(name)
+    if not path.is_file():
+        sys.exit(f"{relative(path)} does not exist, so there is nothing to render: {MEASURE_ON_A_GPU.format(name=name)}; "
+                 f"to preview its pages without a GPU, `{PLACEHOLDER_COMMAND.format(name=name)}`")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
 def render(name, out_dir=None):
     """Tables, plots and quotes for one data set, from its committed measurements."""
     # imported here, not at the top: a measuring process must not count the renderer as a measured source
     from normkit.tables import write_localized
 
     out_dir = out_dir or DATA / name
+    measurements = load_measurements(name)
+    if measurements["provenance"].get("placeholder"):
+        write_placeholder_files(name, out_dir)
+        return
     out_dir.mkdir(parents=True, exist_ok=True)
-    measurements = json.loads(measurements_path(name).read_text(encoding="utf-8"))
     importlib.import_module(DATA_SETS[name]["render"]).write(measurements, out_dir)
     write_localized(out_dir, "provenance.md", lambda t: provenance_table(measurements["provenance"], t))
 
 
+# --- Placeholder data: a chapter's pages built and previewed before a GPU has measured it.
+
+RENDERED_INCLUDES = (".md", ".txt")  # what a report writes for pages to include: tables, text
+PLACEHOLDER = {"placeholder": True, "gpu": "PLACEHOLDER", "quick": False, "sources": []}
+# what the pages show instead of each measured file, in every language of the site
+NOT_MEASURED = {
+    "en": {"quote": "*not measured yet*", "title": "Not measured yet",
+           "note": "The GPU build writes `{file}` here when it measures this chapter: "
+                   "`python scripts/gpu_build.py --only {name}` on a CUDA machine.",
+           "plot": "not measured yet", "plot_note": "the GPU build draws {file}"},
+    "zh": {"quote": "*尚未测量*", "title": "尚未测量",
+           "note": "GPU 构建测量本章时会在这里写入 `{file}`：在有 CUDA 的机器上运行 "
+                   "`python scripts/gpu_build.py --only {name}`。",
+           "plot": "尚未测量", "plot_note": "GPU 构建会绘制 {file}"},
+    "vi": {"quote": "*chưa đo*", "title": "Chưa đo",
+           "note": "Bản dựng GPU sẽ ghi `{file}` vào đây khi đo chương này: chạy "
+                  "`python scripts/gpu_build.py --only {name}` trên một máy có CUDA.",
+           "plot": "chưa đo", "plot_note": "bản dựng GPU sẽ vẽ {file}"},
+}
+PLACEHOLDER_PLOT = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 400 150" width="400" height="150">
+  <rect x="2" y="2" width="396" height="146" rx="8" fill="none" stroke="#888" stroke-width="2" stroke-dasharray="8 6"/>
+  <text x="200" y="72" text-anchor="middle" font-family="sans-serif" font-size="26" fill="#888">{plot}</text>
+  <text x="200" y="104" text-anchor="middle" font-family="sans-serif" font-size="13" fill="#888">{plot_note}</text>
+</svg>
+"""
+
+
+def page_references(name):
+    """(quote keys, included files, plots) that any language's pages take from a data set."""
+    # imported here: the hook (it needs MkDocs) owns the syntax of quotes, includes and plots in a page
+    sys.path.insert(0, str(ROOT / "hooks"))
+    import measurements as syntax
+    import page_furniture
+
+    keys, files, plots = set(), set(), set()
+    for page in sorted(ROOT.glob("docs/*/**/*.md")):
+        markdown = page.read_text(encoding="utf-8")
+        keys |= {key for data_set, key in syntax.PLACEHOLDER.findall(markdown) if data_set == name}
+        files |= {target for escaped, target in page_furniture.includes(markdown) if not escaped
+                  and target.startswith(f"{name}/") and Path(target).suffix in RENDERED_INCLUDES}
+        plots |= {match["stem"] + ".svg" for match in syntax.DATA_PLOT.finditer(markdown)
+                  if match["stem"].startswith(f"{name}/")}
+    return keys, files, plots
+
+
+def write_placeholder_files(name, out_dir):
+    """For every file the pages take from the data set, one that says "not measured yet", per language."""
+    from normkit.tables import localized_name
+    from normkit.words import LANGUAGES
+
+    keys, files, plots = page_references(name)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for language in LANGUAGES:
+        words = NOT_MEASURED[language]
+        quotes = {key: words["quote"] for key in keys}
+        (out_dir / localized_name("quotes.json", language)).write_text(json.dumps(quotes, sort_keys=True), "utf-8")
+        for file in files:
+            note = words["note"].format(file=f"docs/data/{file}", name=name)
+            text = f'!!! warning "{words["title"]}"\n    {note}\n' if file.endswith(".md") else note + "\n"
+            target = out_dir / localized_name(file.removeprefix(f"{name}/"), language)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, "utf-8")
+        for plot in plots:
+            svg = PLACEHOLDER_PLOT.format(plot=words["plot"], plot_note=words["plot_note"].format(file=plot))
+            (out_dir / localized_name(plot.removeprefix(f"{name}/"), language)).write_text(svg, "utf-8")
+
+
+def placeholder(name):
+    """Placeholder data for a data set that no GPU has measured yet; refuses to replace a measurement."""
+    path = measurements_path(name)
+    if path.is_file() and not not_from_a_gpu(load_measurements(name)["provenance"]):
+        sys.exit(f"{relative(path)} holds measurements from the {load_measurements(name)['provenance']['gpu']}: "
+                 "placeholder data would replace them, so nothing was written")
+    if path.parent.is_dir():
+        shutil.rmtree(path.parent)  # the placeholders of files the pages no longer take
+    path.parent.mkdir(parents=True)
+    document = {"provenance": PLACEHOLDER, "results": None}
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    render(name)
+    print(f"== docs/data/{name}: placeholder data (not measured yet); `make serve` previews its pages. "
+          f"Before publishing: {MEASURE_ON_A_GPU.format(name=name)}", flush=True)
+
+
+def data_set(name):
+    """An --only argument: a registered data set, or a message saying how one is registered."""
+    if name not in DATA_SETS:
+        raise argparse.ArgumentTypeError(
+            f"no data set '{name}': a data set is registered by snippets/{name}/dataset.toml (the authoring "
+            f"guide, 'Add a chapter'); the registered ones are {', '.join(DATA_SETS)}")
+    return name
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("step", nargs="?", choices=("all", "measure", "render", "measure-one"), default="all")
-    parser.add_argument("--only", action="append", choices=tuple(DATA_SETS), help="a data set to build (repeatable)")
+    parser.add_argument("step", nargs="?", choices=("all", "measure", "render", "placeholder", "measure-one"),
+                        default="all")
+    parser.add_argument("--only", action="append", type=data_set, help="a data set to build (repeatable)")
     parser.add_argument("--quick", action="store_true", help="tiny sweeps, to smoke-test the pipeline")
     parser.add_argument("--skip-tests", action="store_true", help="measure without running pytest first")
     args = parser.parse_args()
@@ -221,8 +395,13 @@ def main():
     if args.step == "measure-one":
         measure_one(*names, args.quick)
         return
+    if args.step == "placeholder":
+        for name in args.only or [n for n in DATA_SETS if not measurements_path(n).is_file()]:
+            placeholder(name)
+        return
     if args.step in ("all", "measure"):
         check_requirements()
+        require_cuda(names)
         if not args.skip_tests:
             run_snippet_tests()
         measure(names, args.quick)

@@ -23,6 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "notebooks"
 LANGUAGES = ("en", "zh", "vi")
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+# what brings a .ipynb in step with its source, said after every problem found
+FIX = ("run `.venv/bin/python scripts/notebooks.py build` (it keeps the recorded outputs of unchanged cells; "
+       "a changed code cell gets new ones from `build --execute` on the GPU)")
 
 
 def names():
@@ -81,7 +84,7 @@ def differences(language, name):
     """Where the committed .ipynb of one language disagrees with its source, cell by cell."""
     where = f"docs/{language}/notebooks/{name}.ipynb"
     if not notebook_path(language, name).is_file():
-        return [f"{where} is missing: run `python scripts/notebooks.py build`"]
+        return [f"{where} is missing: notebooks/{language}/{name}.md has never been built"]
     want = [(cell.cell_type, cell.source) for cell in source(language, name).cells]
     have = [(cell.cell_type, cell.source) for cell in nbformat.read(notebook_path(language, name), 4).cells]
     problems = [f"{where} cell {index} differs from notebooks/{language}/{name}.md"
@@ -127,7 +130,7 @@ def main(argv=None):
     if args.command == "build":
         build(args.execute, args.only)
     problems = check()
-    print("\n".join(problems) or "every notebook matches its source")
+    print("\n".join(problems + [FIX]) if problems else "every notebook matches its source")
     return 1 if problems else 0
 
 

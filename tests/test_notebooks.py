@@ -20,7 +20,7 @@ from sitecheck import DOCS, LANGUAGES
 import notebooks  # scripts/notebooks.py (sitecheck puts scripts/ on sys.path)
 
 NAMES = notebooks.names()
-BUILD = "run `python scripts/notebooks.py build` (add --execute on a GPU when code changed)"
+BUILD = notebooks.FIX
 
 
 def code_cells(language, name):

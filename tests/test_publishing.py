@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
 from sitecheck import LANGUAGES, ROOT, built_page, output_dir, pages, tags
 
@@ -20,6 +21,17 @@ def test_the_publishing_workflow_validates():
     assert result.returncode == 0, result.stdout + result.stderr
     text = WORKFLOW.read_text(encoding="utf-8")
     assert "make site" in text and "check_links.py" in text, "the workflow must build strictly and check links"
+
+
+def test_publishing_waits_for_the_checks_and_the_kernel_tests():
+    jobs = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"]
+    deploy = next(name for name, job in jobs.items() if any("deploy-pages" in s.get("uses", "") for s in job["steps"]))
+    build = jobs[deploy]["needs"]
+    runs = [step.get("run", "") or step.get("uses", "") for step in jobs[build]["steps"]]
+    upload = next(i for i, step in enumerate(runs) if "upload-pages-artifact" in step)
+    for command in ("make check", "pytest snippets"):
+        at = next((i for i, step in enumerate(runs) if command in step), None)
+        assert at is not None and at < upload, f"{WORKFLOW.name}: job '{build}' must run {command} before it uploads the site"
 
 
 def test_every_internal_link_and_anchor_resolves(site_dir):
