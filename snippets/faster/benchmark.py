@@ -132,7 +132,7 @@ def host_tasks(op, name, M, N, dtype, protocol):
 
 # The backward's designs side by side (Going faster: what made the difference): at each width, the
 # fastest configuration of each design in the tuning run behind the launch table, timed in this run
-DESIGN_N = (2304, 4352, 8192, 9216, 16384)
+DESIGN_N = (2304, 4352, 8192, 16384)
 
 
 def design_tasks(op, n, dtype, protocol, total):
@@ -447,7 +447,6 @@ def fast_launch(op, M, N, dtype=torch.bfloat16):
             "bwd_rows": bwd[2], "bwd_warps": bwd[3], "programs_per_sm": bwd[4],
             "prefetch": bool(bwd[5]) if bwd[0] == "row" else False, "sm_count": sms,
             "split": split, "stages": bwd[6] if staged else 1, "bwd_rest": bwd[7] if staged else 0,
-            "bwd_early": bwd[8] if staged else False,
             "bwd_programs": groups * split, "partial_rows": groups, "rows_per_program": rows_per_program}
 
 

@@ -46,7 +46,7 @@ from normkit import dropin
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
-from normkit.tiles import load_weight, pair_sums, per_row, share_tile, staged_config
+from normkit.tiles import load_weight, share_tile, staged_config
 
 import torch
 import torch.nn.functional as F
@@ -278,18 +278,8 @@ def ln_bwd_tile(X, DY, rows64, row_ok, cols, ok, mean, rstd, w,
     x = tl.load(X + rows64 * STRIDE_X + cols[None, :], mask=mask, other=0.0)
     dy = tl.load(DY + rows64 * STRIDE_DY + cols[None, :], mask=mask, other=0.0)
     dy = dy.to(tl.float32)
-    x_hat = tl.where(mask, (x.to(tl.float32) - mean) * rstd, 0.0)
+    x_hat = tl.where(mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None], 0.0)
     return x_hat, dy, dy * w[None, :]
-
-
-@triton.jit
-def ln_add_grads(dw, db, dy, x_hat, GRAD_W: tl.constexpr, GRAD_B: tl.constexpr):
-    """A step's rows added to dW and dB (masked rows hold zeros: they add nothing)."""
-    if GRAD_W:
-        dw += tl.sum(dy * x_hat, axis=0)
-    if GRAD_B:
-        db += tl.sum(dy, axis=0)
-    return dw, db
 
 
 @triton.jit
@@ -300,15 +290,14 @@ def ln_share_sums(X, DY, rows64, row_ok, mean, rstd, share, w_a, w_b,
     cols, ok = share_tile(share, 0, TILE, WIDTH, N)
     x_hat, _, g = ln_bwd_tile(X, DY, rows64, row_ok, cols, ok, mean, rstd, w_a,
                               STRIDE_X, STRIDE_DY)
-    ROWS: tl.constexpr = x_hat.shape[0]
-    s1, s2 = pair_sums(x_hat * g, g, ROWS)
+    s1 = tl.sum(x_hat * g, axis=1)
+    s2 = tl.sum(g, axis=1)
     if REST > 0:
         cols, ok = share_tile(share, TILE, REST, WIDTH, N)
         x_hat, _, g = ln_bwd_tile(X, DY, rows64, row_ok, cols, ok, mean, rstd, w_b,
                                   STRIDE_X, STRIDE_DY)
-        t1, t2 = pair_sums(x_hat * g, g, ROWS)
-        s1 += t1
-        s2 += t2
+        s1 += tl.sum(x_hat * g, axis=1)
+        s2 += tl.sum(g, axis=1)
     return s1, s2
 
 
@@ -326,8 +315,6 @@ def ln_fast_bwd_staged_kernel(
     STAGES: tl.constexpr,  # steps of loads in flight, staged in shared memory
     HAS_W: tl.constexpr,
     GRAD_X: tl.constexpr, GRAD_W: tl.constexpr, GRAD_B: tl.constexpr,
-    EARLY: tl.constexpr,   # add to dW and dB before the row sums (dy then need not
-                           # stay in registers across their barrier), or after dx
 ):
     # SPLIT programs walk the same rows at the same time; each keeps dW and dB of its
     # own share of the columns, and reads the other share only for the row sums (its
@@ -362,23 +349,19 @@ def ln_fast_bwd_staged_kernel(
         rows = start + tl.arange(0, ROWS)
         row_ok = rows < end
         rows64 = rows.to(tl.int64)[:, None]
-        mean = per_row(tl.load(Stats + rows, mask=row_ok, other=0.0), ROWS)
-        rstd = per_row(tl.load(Stats + M + rows, mask=row_ok, other=0.0), ROWS)
+        mean = tl.load(Stats + rows, mask=row_ok, other=0.0)
+        rstd = tl.load(Stats + M + rows, mask=row_ok, other=0.0)
         xh_a, dy_a, g_a = ln_bwd_tile(X, DY, rows64, row_ok, cols_a, ok_a, mean, rstd,
                                       w_a, STRIDE_X, STRIDE_DY)
         if REST > 0:
             xh_b, dy_b, g_b = ln_bwd_tile(X, DY, rows64, row_ok, cols_b, ok_b, mean,
                                           rstd, w_b, STRIDE_X, STRIDE_DY)
-        if EARLY:
-            dw_a, db_a = ln_add_grads(dw_a, db_a, dy_a, xh_a, GRAD_W, GRAD_B)
-            if REST > 0:
-                dw_b, db_b = ln_add_grads(dw_b, db_b, dy_b, xh_b, GRAD_W, GRAD_B)
         if GRAD_X:
-            s1, s2 = pair_sums(xh_a * g_a, g_a, ROWS)
+            s1 = tl.sum(xh_a * g_a, axis=1)
+            s2 = tl.sum(g_a, axis=1)
             if REST > 0:
-                t1, t2 = pair_sums(xh_b * g_b, g_b, ROWS)
-                s1 += t1
-                s2 += t2
+                s1 += tl.sum(xh_b * g_b, axis=1)
+                s2 += tl.sum(g_b, axis=1)
             if SPLIT == 2:
                 o1, o2 = ln_share_sums(X, DY, rows64, row_ok, mean, rstd, 1 - share,
                                        wo_a, wo_b, N, STRIDE_X, STRIDE_DY,
@@ -387,17 +370,22 @@ def ln_fast_bwd_staged_kernel(
                 s2 += o2
             c1 = tl.math.div_rn(s1, n)
             c2 = tl.math.div_rn(s2, n)
-            dx = (g_a - (xh_a * c1 + c2)) * rstd
+            dx = (g_a - (xh_a * c1[:, None] + c2[:, None])) * rstd[:, None]
             tl.store(DX + rows64 * N + cols_a[None, :], dx.to(DX.dtype.element_ty),
                      mask=row_ok[:, None] & ok_a[None, :])
             if REST > 0:
-                dx = (g_b - (xh_b * c1 + c2)) * rstd
+                dx = (g_b - (xh_b * c1[:, None] + c2[:, None])) * rstd[:, None]
                 tl.store(DX + rows64 * N + cols_b[None, :], dx.to(DX.dtype.element_ty),
                          mask=row_ok[:, None] & ok_b[None, :])
-        if not EARLY:
-            dw_a, db_a = ln_add_grads(dw_a, db_a, dy_a, xh_a, GRAD_W, GRAD_B)
+        # masked rows hold zeros: they add nothing
+        if GRAD_W:
+            dw_a += tl.sum(dy_a * xh_a, axis=0)
             if REST > 0:
-                dw_b, db_b = ln_add_grads(dw_b, db_b, dy_b, xh_b, GRAD_W, GRAD_B)
+                dw_b += tl.sum(dy_b * xh_b, axis=0)
+        if GRAD_B:
+            db_a += tl.sum(dy_a, axis=0)
+            if REST > 0:
+                db_b += tl.sum(dy_b, axis=0)
 
     DW_PART = Part + group * N
     DB_PART = Part + ((groups if GRAD_W else 0) + group) * N
@@ -544,7 +532,7 @@ def sm_count(device_index):
 # used for fp16 too) and one for fp32.
 # forward:  ["row", ROWS, num_warps]          or ["chunked", CHUNK, ROWS, num_warps]
 # backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
-#           or ["staged", ROWS, num_warps, programs per SM, SPLIT, STAGES, TILES, EARLY]
+#           or ["staged", ROWS, num_warps, programs per SM, SPLIT, STAGES, TILES]
 #           or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
 TUNED = {2: Path(__file__).with_name("fast_tuned.json"),
          4: Path(__file__).with_name("fast_tuned_fp32.json")}
@@ -613,7 +601,7 @@ def backward_entry_config(entry, n_cols):
 @functools.lru_cache(maxsize=None)
 def backward_config(n_cols, element_size):
     """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH),
-    ("staged", TILE, ROWS, num_warps, programs_per_sm, SPLIT, STAGES, REST, EARLY) or
+    ("staged", TILE, ROWS, num_warps, programs_per_sm, SPLIT, STAGES, REST) or
     ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("backward", n_cols, element_size)
@@ -732,7 +720,7 @@ def backward_rows(dy2d, x2d, weight, stats, bias_dtype=torch.float32,
         launch, design = bwd_row, {"BLOCK_N": block, "PREFETCH": config[5]}
     elif kind == "staged":
         launch, design = bwd_staged, {"SPLIT": split, "TILE": block, "REST": config[7],
-                                      "STAGES": config[6], "EARLY": config[8]}
+                                      "STAGES": config[6]}
     else:
         launch, design = bwd_chunked, {"CHUNK": block}
     launch[(groups * split,)](
