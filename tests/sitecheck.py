@@ -4,6 +4,9 @@ The pages and their includes are read by scripts/check.py (make check) and scrip
 tests take them from there.
 """
 
+import os
+import shutil
+import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -46,3 +49,27 @@ def tags(html_path):
     collector = TagCollector()
     collector.feed(html_path.read_text(encoding="utf-8"))
     return collector.tags
+
+
+# --- A throwaway copy of the repository: for the tests that write a chapter or make an author's mistake.
+
+def copy_of_the_repository(destination):
+    """The files git tracks or would track (what a fresh clone has, plus uncommitted work)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file():
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination / name)
+    return destination
+
+
+def run_in(copy, *command):
+    """Run a command in the copy as an author would (scripts with this Python); (exit code, stdout + stderr)."""
+    command = [sys.executable if part == "python" else str(part) for part in command]
+    result = subprocess.run(command, cwd=copy, capture_output=True, text=True,
+                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    return result.returncode, result.stdout + result.stderr

@@ -1,31 +1,37 @@
-"""A new chapter takes a package, three pages and three navigation lines: the authoring guide's walkthrough.
+"""A new chapter, written, previewed and tested without a GPU by following the authoring guide alone.
 
 The test follows "Add a chapter" in docs/en/authoring.md on a throwaway chapter in a copy of the
-repository: it writes the package (kernel, test, benchmark, report), takes the registration, the
-page and the navigation line from the guide's own code blocks, stands in for the GPU build with
-SYNTHETIC measurements (this copy is never published), renders them with scripts/gpu_build.py,
-runs the chapter's test and builds the site strictly in all three languages. Then it checks that
-nothing outside those files had to change.
+repository. It writes the package (kernel, test, benchmark, and the guide's own report code), takes
+the registration, the page, the navigation and home-page lines and the preview command from the
+guide's code blocks, and runs the chapter's test through Triton's interpreter. Then:
+
+1. the preview: the guide's placeholder command, a strict build of all three languages whose pages
+   say "not measured yet" in their words, and `make check`, whose one new problem is that the data
+   is not measured yet;
+2. the measurement, stood in for by SYNTHETIC data (this copy is never published), rendered as the
+   GPU build renders it: the numbers, the table, the plot and the provenance show in each language,
+   the page tests and the browser tests pass on the chapter, and `make check` and the measurement
+   tests refuse the data, naming its file;
+3. nothing outside the chapter's files had to change.
 """
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 import textwrap
 from html import unescape
 
 import pytest
 
-from sitecheck import DOCS, LANGUAGES, ROOT, built_page
+from sitecheck import DOCS, LANGUAGES, built_page, copy_of_the_repository, run_in
 
 import build_site  # scripts/, put on the path by sitecheck
 from normkit.words import label
 
 CHAPTER = "scalenorm"
 NAV_FILES = list(build_site.LANGUAGES.values())
+HOME_PAGES = [f"docs/{language}/index.md" for language in LANGUAGES]
+NOT_MEASURED = {"en": "not measured yet", "zh": "尚未测量", "vi": "chưa đo"}
 
 PACKAGE = {
     "__init__.py": '''
@@ -100,54 +106,30 @@ PACKAGE = {
                     for n in ns]
             return {"M": 4096, "protocol": bench.protocol_record(protocol), "rows": rows}
         ''',
-    "report.py": '''
-        import json
-        from pathlib import Path
-
-        import matplotlib
-
-        from normkit.tables import write_localized
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt  # noqa: E402
-
-
-        def bandwidth_table(results, copy, t):
-            rows = [f"| N | GB/s | {t('pct_copy')} |", "|--:|--:|--:|"]
-            for r in results["rows"]:
-                rows.append(f"| {r['N']} | {t.number(r['gb_per_s'], '.0f')} "
-                            f"| {t.number(100 * r['gb_per_s'] / copy, '.1f')} |")
-            return "\\n".join(rows) + "\\n"
-
-
-        def quotes(measurements, t):
-            best = max(r["gb_per_s"] for r in measurements["results"]["rows"])
-            return {"gpu": measurements["provenance"]["gpu"], "best_gbps": t.number(best, ".1f")}
-
-
-        def bandwidth_plot(results, path):
-            with plt.rc_context({"svg.hashsalt": "normkernels"}):
-                fig, ax = plt.subplots(figsize=(4, 3))
-                ax.plot([r["N"] for r in results["rows"]], [r["gb_per_s"] for r in results["rows"]])
-                fig.savefig(path, format="svg", metadata={"Date": None})
-                plt.close(fig)
-
-
-        def write(measurements, out_dir):
-            results, copy = measurements["results"], measurements["provenance"]["copy_gb_per_s"]
-            write_localized(out_dir, "bandwidth.md", lambda t: bandwidth_table(results, copy, t))
-            write_localized(out_dir, "quotes.json", lambda t: json.dumps(quotes(measurements, t), sort_keys=True))
-            bandwidth_plot(results, Path(out_dir) / "bandwidth.svg")
-        ''',
 }
+# the report: the guide's code block (imports, plot, write), then the two functions it calls
+REPORT_HELPERS = '''
+
+def bandwidth_table(results, copy, t):
+    rows = [f"| N | GB/s | {t('pct_copy')} |", "|--:|--:|--:|"]
+    for r in results["rows"]:
+        rows.append(f"| {r['N']} | {t.number(r['gb_per_s'], '.0f')} "
+                    f"| {t.number(100 * r['gb_per_s'] / copy, '.1f')} |")
+    return "\\n".join(rows) + "\\n"
+
+
+def quotes(measurements, t):
+    best = max(r["gb_per_s"] for r in measurements["results"]["rows"])
+    return {"gpu": measurements["provenance"]["gpu"], "best_gbps": t.number(best, ".1f")}
+'''
 
 # SYNTHETIC: what the GPU build would write; the throwaway copy is deleted after the test.
 MEASUREMENTS = {
     "provenance": {
-        "gpu": "Synthetic GPU", "sm_count": 1, "copy_gb_per_s": 1000.0, "driver": "-", "cuda": "-",
+        "gpu": "SYNTHETIC", "sm_count": 1, "copy_gb_per_s": 1000.0, "driver": "-", "cuda": "-",
         "copy": {"median": 1000.0, "low": 990.0, "high": 1010.0, "runs": [990.0, 1000.0, 1010.0]},
         "torch": "-", "triton": "-", "python": "-", "date": "-", "git_commit": "-", "sources_sha256": "-",
-        "sources": [], "quick": True,
+        "sources": [], "quick": False,
     },
     "results": {"M": 4096, "rows": [{"N": 1024, "gb_per_s": 512.25}, {"N": 4096, "gb_per_s": 12345.25}]},
 }
@@ -170,83 +152,120 @@ def guide_blocks():
     return blocks
 
 
-def copy_of_the_repository(destination):
-    """The files git tracks or would track (what a fresh clone has, plus uncommitted work)."""
-    listed = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    ).stdout.split("\0")
-    for name in filter(None, listed):
-        source = ROOT / name
-        if source.is_file():
-            (destination / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, destination / name)
-
-
 def snapshot(root):
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
 
-def run(command, cwd):
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True,
-                            env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
-    assert result.returncode == 0, f"{' '.join(map(str, command))} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    return result.stdout
+def succeeds(copy, *command):
+    code, output = run_in(copy, *command)
+    assert code == 0, f"{' '.join(map(str, command))} failed:\n{output[-4000:]}"
+    assert "Traceback" not in output, f"{' '.join(map(str, command))} printed a traceback:\n{output[-4000:]}"
+    return output
 
 
-@pytest.mark.timeout(600)
-def test_a_new_chapter_in_a_package_three_pages_and_three_nav_lines(tmp_path):
-    repo = tmp_path / "repo"
-    copy_of_the_repository(repo)
-    before = snapshot(repo)
-    blocks = guide_blocks()
-    # 1. the package, with its test; its report writes what the guide shows
-    report = textwrap.dedent(PACKAGE["report.py"])
-    assert blocks["python"].split("\n\n\n", 1)[1] in report, "the guide's report.write() is not the one tested"
+def check_problems(copy):
+    """The problem lines `make check` prints in the copy."""
+    _, output = run_in(copy, "python", "scripts/check.py")
+    assert "Traceback" not in output, output
+    return {line.strip() for line in output.splitlines() if line.startswith("      ")}
+
+
+def page_text(site, language):
+    return unescape(built_page(site, language, f"{CHAPTER}/index.md").read_text(encoding="utf-8"))
+
+
+def write_the_chapter(repo, blocks):
+    """Steps 1 to 4 of the guide: the package, its registration, the pages, the nav and home-page lines."""
     package = repo / "snippets" / CHAPTER
     package.mkdir()
     for file, text in PACKAGE.items():
         (package / file).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    # 2. the registration, as the guide writes it
+    (package / "report.py").write_text(blocks["python"] + REPORT_HELPERS, encoding="utf-8")
     (package / "dataset.toml").write_text(name(blocks["snippets/<chapter>/dataset.toml"]), encoding="utf-8")
-    # 3. the pages (the English text stands in for the translations), includes unescaped
+    # the pages (the English text stands in for the translations), includes without the guide's ';'
     page = name(blocks["docs/en/<chapter>/index.md"]).replace(";--8<--", "--8<--")
     for language in LANGUAGES:
         (repo / "docs" / language / CHAPTER).mkdir()
         (repo / "docs" / language / CHAPTER / "index.md").write_text(page, encoding="utf-8")
-    # 4. one navigation line per language, after the home page
     line = name(blocks["yaml"]).rstrip("\n")
-    for config in NAV_FILES:
+    for config in NAV_FILES:  # after the home page
         path = repo / config
         text, count = re.subn(r"^(nav:\n  - [^\n]*\n)", rf"\g<1>{line}\n", path.read_text(encoding="utf-8"),
                               flags=re.MULTILINE)
         assert count == 1, f"{config}: no nav list to add the chapter to"
         path.write_text(text, encoding="utf-8")
-    # 5. the measurements: what the GPU build writes, then its render step
+    home_line = name(blocks["docs/en/index.md"]).rstrip("\n")
+    for home in HOME_PAGES:  # after the last chapter of the list
+        path = repo / home
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        last = max(i for i, text in enumerate(lines) if re.match(r"\d+\. \*\*\[", text))
+        end = next(i for i in range(last + 1, len(lines)) if not lines[i].startswith(" "))
+        path.write_text("".join(lines[:end] + [home_line + "\n"] + lines[end:]), encoding="utf-8")
+
+
+def preview_without_a_gpu(repo, blocks, site, problems_before):
+    """Step 5: the guide's placeholder command, a strict build, and make check."""
+    commands = [line.split("#")[0].split() for line in name(blocks["bash"]).splitlines() if line.strip()]
+    placeholder = next(command for command in commands if "placeholder" in command)
+    assert ["make", "check"] in commands, "the guide's preview does not run make check"
+    assert "not measured yet" in succeeds(repo, "python", *placeholder[1:])
+    succeeds(repo, "python", "scripts/build_site.py", "--site-dir", site)
+    for language in LANGUAGES:
+        html = page_text(site, language)
+        assert "_scale_norm_kernel" in html, f"{language}: the kernel listing is missing"
+        words = NOT_MEASURED[language]
+        assert f"On the {words}, the kernel moves {words} GB/s" in re.sub(r"<[^>]+>", "", html), (
+            f"{language}: the quotes do not say 'not measured yet' in the page's words")
+        assert html.count(f"docs/data/{CHAPTER}/") >= 2, f"{language}: the table and provenance placeholders are missing"
+        plot = site / ("" if language == "en" else language) / "data" / CHAPTER / (
+            "bandwidth.svg" if language == "en" else f"bandwidth.{language}.svg")
+        assert NOT_MEASURED[language] in plot.read_text(encoding="utf-8"), f"{language}: the placeholder plot"
+    new = check_problems(repo) - problems_before
+    assert len(new) == 1 and f"docs/data/{CHAPTER}/measurements.json did not come from a GPU" in new.pop(), (
+        f"make check: the chapter adds problems besides its placeholder data: {new}")
+
+
+def measured(repo, tmp_path, problems_before):
+    """Step 6, stood in for: SYNTHETIC data, rendered; the page and browser tests on the chapter."""
     data = repo / "docs" / "data" / CHAPTER
+    shutil.rmtree(data)  # as measuring does: no placeholder file outlives a measurement
     data.mkdir()
     (data / "measurements.json").write_text(json.dumps(MEASUREMENTS), encoding="utf-8")
-    rendered = run([sys.executable, "scripts/gpu_build.py", "render", "--only", CHAPTER], repo)
-    assert f"rendered docs/data/{CHAPTER}" in rendered  # found through its registration
-
-    run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"snippets/{CHAPTER}"], repo)
-    site = tmp_path / "site"
-    run([sys.executable, "scripts/build_site.py", "--site-dir", str(site)], repo)
-
+    assert f"rendered docs/data/{CHAPTER}" in succeeds(repo, "python", "scripts/gpu_build.py", "render", "--only", CHAPTER)
+    inner = tmp_path / "inner"
+    succeeds(repo, "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", inner,
+             "tests/test_reader.py", "tests/test_browser.py", "-k", CHAPTER)
+    site = inner / "site0"  # the site the page and browser tests built (tests/conftest.py)
     for language in LANGUAGES:
-        html = unescape(built_page(site, language, f"{CHAPTER}/index.md").read_text(encoding="utf-8"))
-        assert "_scale_norm_kernel" in html, f"{language}: the kernel listing is missing"
+        html = page_text(site, language)
         assert f"moves {BEST[language]} GB/s" in html, f"{language}: the quoted number is not in its format"
-        assert "<td>Synthetic GPU</td>" in html, f"{language}: the provenance table is missing"
+        assert "<td>SYNTHETIC</td>" in html, f"{language}: the provenance table is missing"
         assert f">{label('pct_copy', language)}</th>" in html, f"{language}: the table is not in its words"
         assert f"../data/{CHAPTER}/bandwidth.svg" in html, f"{language}: the plot is missing"
         home = built_page(site, language, "index.md").read_text(encoding="utf-8")
         assert f'href="{CHAPTER}/"' in home, f"{language}: the chapter is not in the navigation"
+    refused = f"docs/data/{CHAPTER}/measurements.json did not come from a GPU (its GPU is 'SYNTHETIC')"
+    assert any(refused in problem for problem in check_problems(repo) - problems_before), "make check took SYNTHETIC data"
+    code, output = run_in(repo, "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_measurements.py",
+                          "-k", f"{CHAPTER} and (gpu or current_kernel)")
+    assert code != 0 and f"docs/data/{CHAPTER}/measurements.json did not come from a GPU" in output, output[-3000:]
+
+
+@pytest.mark.timeout(900)
+def test_a_new_chapter_written_previewed_and_tested_without_a_gpu(tmp_path):
+    repo = copy_of_the_repository(tmp_path / "repo")
+    before = snapshot(repo)
+    problems_before = check_problems(repo)  # whatever the working tree holds besides the new chapter
+    blocks = guide_blocks()
+    write_the_chapter(repo, blocks)
+    succeeds(repo, "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", f"snippets/{CHAPTER}")
+    preview_without_a_gpu(repo, blocks, tmp_path / "preview", problems_before)
+    measured(repo, tmp_path, problems_before)
 
     changed = {path for path, content in snapshot(repo).items() if before.get(path) != content}
     # what the build steps wrote (rendered data, mkdocs-jupyter's cache, bytecode) is not written by hand
     hand_written = {p for p in changed if not p.startswith((f"docs/data/{CHAPTER}/", ".cache/"))
                     and "__pycache__" not in p}
-    expected = {f"snippets/{CHAPTER}/{file}" for file in [*PACKAGE, "dataset.toml"]}
-    expected |= {f"docs/{language}/{CHAPTER}/index.md" for language in LANGUAGES} | set(NAV_FILES)
-    assert hand_written == expected, f"a new chapter touched more than its files: {sorted(hand_written - expected)}"
+    expected = {f"snippets/{CHAPTER}/{file}" for file in [*PACKAGE, "report.py", "dataset.toml"]}
+    expected |= {f"docs/{language}/{CHAPTER}/index.md" for language in LANGUAGES} | set(NAV_FILES) | set(HOME_PAGES)
+    assert hand_written == expected, f"a new chapter touched more than its files: {sorted(hand_written ^ expected)}"
