@@ -9,6 +9,7 @@ same sentences, written by the same functions (scripts/build_site.py and the hoo
 built site and what a reader sees in a browser are checked by the tests (make test).
 """
 
+import posixpath
 import re
 import sys
 import textwrap
@@ -23,6 +24,7 @@ import gpu_build  # noqa: E402
 import measurements as quotes_hook  # noqa: E402  (hooks/measurements.py)
 import notebooks  # noqa: E402
 import page_furniture  # noqa: E402
+import shared_files  # noqa: E402
 
 LANGUAGES = build_site.LANGUAGES
 DOCS = build_site.DOCS
@@ -181,6 +183,12 @@ def listings():
 IMAGE = re.compile(r"^(?P<indent>[ \t]*)!\[[^\]]*\]\((?P<src>[^)\s]+)\)[^\n]*\n(?P<next>[^\n]*)", re.MULTILINE)
 
 
+def image_file(language, page, src):
+    """The file an image of a page shows: docs/assets and docs/data are shared by every language."""
+    path = posixpath.normpath(posixpath.join(posixpath.dirname(page), src))
+    return DOCS / path if path.split("/")[0] in shared_files.SHARED_FOLDERS else DOCS / language / path
+
+
 def figures():
     """Every image is a numbered figure with a caption; every plot draws its labels as text."""
     problems = []
@@ -190,7 +198,7 @@ def figures():
             if match["next"].strip() != "/// caption":
                 problems.append(f"docs/{language}/{page}: the image {match['src']} has no caption: put a '/// caption' "
                                 "block right under it (the caption's text, then '///')")
-            svgs.add((DOCS / language / Path(page).parent / match["src"]).resolve())
+            svgs.add(image_file(language, page, match["src"]))
     drawn = {path for path in svgs if path.suffix == ".svg" and path.is_file()}
     drawn |= {localized for path in drawn for localized in path.parent.glob(f"{path.stem}.*.svg")}
     problems += [f"{path.relative_to(ROOT)} draws its labels as paths, so no one can check their size: render it with "
