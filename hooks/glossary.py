@@ -227,8 +227,9 @@ def link_first_uses(markdown, language, glossary_url, definitions=None):
 
 
 def plain_definition(text):
-    """A definition as a link's title: no Markdown, no quotes."""
-    return re.sub(r"[`*]", "", text).replace('"', "'")
+    """A definition as a link's title: no Markdown, no quotes, and no | (a link may sit in a table
+    cell, which a | would end): |x| reads the same as ∣x∣."""
+    return re.sub(r"[`*]", "", text).replace('"', "'").replace("|", "\u2223")
 
 
 def on_page_markdown(markdown, page, config, **kwargs):

@@ -202,3 +202,9 @@ def test_every_page_links_the_glossary():
         if page != "glossary.md":
             assert expected_links(markdown, language), f"{language}/{page} uses no glossary term"
 
+
+
+def test_a_link_title_never_ends_a_table_cell():
+    # a term's first use may sit in a table: its definition, the link's title, must hold no |
+    title = glossary.plain_definition('atol + rtol·|reference|, "`x`"')
+    assert "|" not in title and '"' not in title and "`" not in title
