@@ -241,9 +241,14 @@ def measure_one(name, quick):
         "provenance": {**provenance, "sources": sources, "sources_sha256": sources_hash(sources), "quick": quick},
         "results": results,
     }
+    write_measurements(name, document)
+
+
+def write_measurements(name, document):
+    """A data set's new measurements; they replace a placeholder's or synthetic data's whole folder."""
     path = measurements_path(name)
     if path.is_file() and not_from_a_gpu(load_measurements(name)["provenance"]):
-        shutil.rmtree(path.parent)  # placeholder or synthetic files: none of them may outlive a measurement
+        shutil.rmtree(path.parent)  # none of those files may outlive a measurement
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     print(f"   wrote {path.relative_to(ROOT)}", flush=True)

@@ -8,8 +8,8 @@ guide's code blocks, and runs the chapter's test through Triton's interpreter. T
 1. the preview: the guide's placeholder command, a strict build of all three languages whose pages
    say "not measured yet" in their words, and `make check`, whose one new problem is that the data
    is not measured yet;
-2. the measurement, stood in for by SYNTHETIC data (this copy is never published), rendered as the
-   GPU build renders it: the numbers, the table, the plot and the provenance show in each language,
+2. the measurement, stood in for by SYNTHETIC data (this copy is never published), written in place
+   of the placeholder as the GPU build writes it, and rendered: the numbers, the table, the plot and the provenance show in each language,
    the page tests and the browser tests pass on the chapter, and `make check` and the measurement
    tests refuse the data, naming its file;
 3. nothing outside the chapter's files had to change.
@@ -17,7 +17,6 @@ guide's code blocks, and runs the chapter's test through Triton's interpreter. T
 
 import json
 import re
-import shutil
 import textwrap
 from html import unescape
 
@@ -227,10 +226,11 @@ def preview_without_a_gpu(repo, blocks, site, problems_before):
 
 def measured(repo, tmp_path, problems_before):
     """Step 6, stood in for: SYNTHETIC data, rendered; the page and browser tests on the chapter."""
+    write = f"import json, sys; sys.path.insert(0, 'scripts'); import gpu_build; " \
+            f"gpu_build.write_measurements({CHAPTER!r}, json.loads(sys.argv[1]))"
+    succeeds(repo, "python", "-c", write, json.dumps(MEASUREMENTS))  # what measuring writes, in its place
     data = repo / "docs" / "data" / CHAPTER
-    shutil.rmtree(data)  # as measuring does: no placeholder file outlives a measurement
-    data.mkdir()
-    (data / "measurements.json").write_text(json.dumps(MEASUREMENTS), encoding="utf-8")
+    assert [p.name for p in data.iterdir()] == ["measurements.json"], "placeholder files outlived the measurement"
     assert f"rendered docs/data/{CHAPTER}" in succeeds(repo, "python", "scripts/gpu_build.py", "render", "--only", CHAPTER)
     inner = tmp_path / "inner"
     succeeds(repo, "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", inner,
