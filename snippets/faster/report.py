@@ -27,6 +27,7 @@ the language's format), and so are the plots. Same input, same bytes: no dates, 
 salt, sorted keys.
 """
 
+import importlib
 import json
 import math
 import warnings
@@ -684,8 +685,26 @@ def quotes(measurements, t=ENGLISH):
         q["dw_lock_group"] = str(lock["group_size"])
     if "max_abs" in lock and dw.get("fast", {}).get("max_abs"):
         q["dw_lock_vs_fast"] = _ratio(lock["max_abs"] / dw["fast"]["max_abs"], t)
+    for op, p in OPS.items():
+        q |= launch_limits(op, p)
     q |= claims.floor_quotes(t)
     return q
+
+
+def launch_limits(op, p):
+    """Where a program's registers run out, as the launch table the kernels use says it (bf16,
+    snippets/<op>/fast_tuned.json): the widest N at which the row design's fastest backward still
+    prefetches the next row, and the narrowest N at which the backward gives a row two programs
+    (SPLIT = 2), with the widest one program still holds. The pages quote these, never type them."""
+    table = importlib.import_module(f"{op}.fast").tuned_table(2)
+    if table is None:
+        return {}
+    prefetch = [n for n, d in table["backward_designs"].items() if d.get("row", ("",))[0] == "row" and d["row"][4]]
+    split = [n for n, c in table["backward"].items() if c[0] == "staged" and c[4] > 1]
+    one = [n for n in table["backward"] if not split or n < min(split)]
+    found = {"prefetch_max_n": max(prefetch, default=None), "split_from_n": min(split, default=None),
+             "one_program_max_n": max(one, default=None)}
+    return {f"{p}_bwd_{key}": str(n) for key, n in found.items() if n is not None}
 
 
 def write(measurements, out_dir):
