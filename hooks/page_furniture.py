@@ -50,6 +50,7 @@ def repository(config):
 INCLUDE = re.compile(r'^[ \t]*(;?)-{1,}8<-{1,}[ \t]+"([^"]+)"', re.MULTILINE)
 SECTION_START = re.compile(r"--8<-- \[start:([\w-]+)\]")
 LOCALIZED = re.compile(r"\.[a-z]{2}\.\w+$")  # table.zh.md: the page includes table.md
+RENDERED = (".md", ".txt")  # what a data set's report writes under docs/data for pages to include
 # where a file under docs/data comes from, for the sentence that says how to write it
 DATA_FIX = ("the GPU build renders a data set's files (`.venv/bin/python scripts/gpu_build.py render --only {name}`); "
             "without a GPU, `.venv/bin/python scripts/gpu_build.py placeholder --only {name}` writes placeholders "
@@ -74,17 +75,19 @@ def missing_file(where, name):
     """A sentence for an include whose file exists under no root: what is there instead, and the fix."""
     folder, _, file = name.rpartition("/")
     suffix = Path(file).suffix
-    present = sorted(p.relative_to(ROOT).as_posix() for root in INCLUDE_ROOTS for p in (ROOT / root / folder).glob(f"*{suffix}")
-                     if folder and p.is_file() and not LOCALIZED.search(p.name))
+    candidates = [p for root in INCLUDE_ROOTS for p in (ROOT / root / folder).glob(f"*{suffix}")] if folder else []
+    present = sorted(p.relative_to(ROOT).as_posix() for p in candidates if p.is_file() and not LOCALIZED.search(p.name))
     close = difflib.get_close_matches(file, [Path(p).name for p in present], n=1)
     if close:
         instead = f"did you mean {folder}/{close[0]}?"
     elif present:
         instead = f"the {suffix} files there: {', '.join(present)}"
-    else:
+    elif folder:
         instead = f"no {suffix} file under snippets/{folder}/ or docs/data/{folder}/"
-    data_set = (ROOT / "snippets" / folder / "dataset.toml").is_file()
-    fix = DATA_FIX.format(name=folder) if data_set else "fix the name in the page"
+    else:
+        instead = "an include names its package or data set first: '<folder>/<file>'"
+    rendered = suffix in RENDERED and (ROOT / "snippets" / folder / "dataset.toml").is_file()
+    fix = DATA_FIX.format(name=folder) if rendered else "fix the name in the page"
     return f"{where}: includes '{name}', which is in neither snippets/ nor docs/data/ ({instead}); {fix}"
 
 

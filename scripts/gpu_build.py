@@ -297,7 +297,6 @@ def render(name, out_dir=None):
 
 # --- Placeholder data: a chapter's pages built and previewed before a GPU has measured it.
 
-RENDERED_INCLUDES = (".md", ".txt")  # what a report writes for pages to include: tables, text
 PLACEHOLDER = {"placeholder": True, "gpu": "PLACEHOLDER", "quick": False, "sources": []}
 # what the pages show instead of each measured file, in every language of the site
 NOT_MEASURED = {
@@ -311,7 +310,7 @@ NOT_MEASURED = {
            "plot": "尚未测量", "plot_note": "GPU 构建会绘制 {file}"},
     "vi": {"quote": "*chưa đo*", "title": "Chưa đo",
            "note": "Bản dựng GPU sẽ ghi `{file}` vào đây khi đo chương này: chạy "
-                  "`python scripts/gpu_build.py --only {name}` trên một máy có CUDA.",
+                   "`python scripts/gpu_build.py --only {name}` trên một máy có CUDA.",
            "plot": "chưa đo", "plot_note": "bản dựng GPU sẽ vẽ {file}"},
 }
 PLACEHOLDER_PLOT = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 400 150" width="400" height="150">
@@ -322,19 +321,19 @@ PLACEHOLDER_PLOT = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 400 1
 """
 
 
-def page_references(name):
+def page_references(name, languages):
     """(quote keys, included files, plots) that any language's pages take from a data set."""
-    # imported here: the hook (it needs MkDocs) owns the syntax of quotes, includes and plots in a page
+    # imported here: the hooks (they need MkDocs) own the syntax of quotes, includes and plots in a page
     sys.path.insert(0, str(ROOT / "hooks"))
     import measurements as syntax
     import page_furniture
 
     keys, files, plots = set(), set(), set()
-    for page in sorted(ROOT.glob("docs/*/**/*.md")):
+    for page in sorted(path for language in languages for path in (ROOT / "docs" / language).rglob("*.md")):
         markdown = page.read_text(encoding="utf-8")
         keys |= {key for data_set, key in syntax.PLACEHOLDER.findall(markdown) if data_set == name}
         files |= {target for escaped, target in page_furniture.includes(markdown) if not escaped
-                  and target.startswith(f"{name}/") and Path(target).suffix in RENDERED_INCLUDES}
+                  and target.startswith(f"{name}/") and Path(target).suffix in page_furniture.RENDERED}
         plots |= {match["stem"] + ".svg" for match in syntax.DATA_PLOT.finditer(markdown)
                   if match["stem"].startswith(f"{name}/")}
     return keys, files, plots
@@ -345,7 +344,7 @@ def write_placeholder_files(name, out_dir):
     from normkit.tables import localized_name
     from normkit.words import LANGUAGES
 
-    keys, files, plots = page_references(name)
+    keys, files, plots = page_references(name, LANGUAGES)
     out_dir.mkdir(parents=True, exist_ok=True)
     for language in LANGUAGES:
         words = NOT_MEASURED[language]
@@ -365,9 +364,10 @@ def write_placeholder_files(name, out_dir):
 def placeholder(name):
     """Placeholder data for a data set that no GPU has measured yet; refuses to replace a measurement."""
     path = measurements_path(name)
-    if path.is_file() and not not_from_a_gpu(load_measurements(name)["provenance"]):
-        sys.exit(f"{relative(path)} holds measurements from the {load_measurements(name)['provenance']['gpu']}: "
-                 "placeholder data would replace them, so nothing was written")
+    measured = load_measurements(name)["provenance"] if path.is_file() else None
+    if measured and not not_from_a_gpu(measured):
+        sys.exit(f"{relative(path)} holds measurements from the {measured['gpu']}: placeholder data would "
+                 "replace them, so nothing was written")
     if path.parent.is_dir():
         shutil.rmtree(path.parent)  # the placeholders of files the pages no longer take
     path.parent.mkdir(parents=True)
@@ -401,7 +401,10 @@ def main():
         measure_one(*names, args.quick)
         return
     if args.step == "placeholder":
-        for name in args.only or [n for n in DATA_SETS if not measurements_path(n).is_file()]:
+        unmeasured = [name for name in DATA_SETS if not measurements_path(name).is_file()]
+        if not (args.only or unmeasured):
+            sys.exit("every data set has measurements: name the one to preview with --only <name>")
+        for name in args.only or unmeasured:
             placeholder(name)
         return
     if args.step in ("all", "measure"):
