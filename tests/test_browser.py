@@ -30,7 +30,7 @@ if not Path(CHROMIUM).is_file():
         raise RuntimeError("CI needs Debian's chromium for the browser tests (apt-get install chromium)")
     pytest.skip("no chromium on this machine (apt-get install chromium)", allow_module_level=True)
 
-from playwright.sync_api import sync_playwright  # noqa: E402
+from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright  # noqa: E402
 
 PAGES = [(language, page) for language in LANGUAGES for page in pages("en")]
 LAUNCH_ARGS = [
@@ -62,6 +62,10 @@ def browser():
         browser.close()
 
 
+TYPESET = ("() => document.fonts.status === 'loaded' && [...document.querySelectorAll('.arithmatex')]"
+           ".every(e => e.querySelector('.katex, .katex-error'))")
+
+
 class Visit:
     """A page opened in a fresh context, recording console errors and every request's host."""
 
@@ -76,6 +80,9 @@ class Visit:
 
     def open(self, path):
         self.page.goto(self.base_url + path, wait_until="networkidle")
+        # the page as a reader sees it: fonts in, every formula typeset (KaTeX runs after load;
+        # on a busy machine a measurement could otherwise catch the raw TeX, wider than the screen)
+        self.page.wait_for_function(TYPESET, timeout=15000)
         return self.page
 
     def close(self):
@@ -171,6 +178,10 @@ def test_nothing_overflows_a_phone_screen(browser, base_url, site_dir, language,
     visit = Visit(browser, base_url, viewport={"width": 390, "height": 844}, is_mobile=True)
     try:
         tab = visit.open(page_path(site_dir, language, page))
+        try:  # a layout still settling narrows within moments; an overflow stays
+            tab.wait_for_function("document.documentElement.scrollWidth <= 390", timeout=3000)
+        except PlaywrightTimeout:
+            pass
         width = tab.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, f"{language}/{page}: the page is {width} px wide on a 390-px screen"
     finally:
