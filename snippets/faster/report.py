@@ -83,17 +83,12 @@ def _us(fig, t, kind="gpu"):
 
 
 def _pct(fig, t):
-    return claims.text(fig, "gpu", t) + "%"
+    return claims.percent_text(fig, "gpu", t)
 
 
 def _sci(v, t):
-    if v == 0:
-        return "0"
-    exponent = math.floor(math.log10(abs(v)))
-    mantissa = v / 10**exponent
-    if round(mantissa, 1) >= 10:
-        mantissa, exponent = mantissa / 10, exponent + 1
-    return t.number(mantissa, ".1f") + ("" if exponent == 0 else f"e{exponent}")
+    """Two significant digits, as a power of ten: 1.6 × 10⁻³."""
+    return t.number(v, ".1e") if v else "0"
 
 
 def _shape_key(m, n):
@@ -147,8 +142,9 @@ def targets_md(res, op, copy, t):
     index = _index(rows)
     goal = res["targets_pct"]
     fwd, both = t("fwd"), t("fwdbwd")
-    out = [f"**{res['dtype']}** · M = {res['M']} · {t('copy')}: {claims.with_range(copy, 'copy', t)} GB/s · "
-           f"{t('targets')}: {fwd} ≥ {t.number(goal['fwd'], '.0f')}%, {both} ≥ {t.number(goal['fwd_bwd'], '.0f')}%",
+    out = [f"**{res['dtype']}** · M = {res['M']} · {t('copy')}{t('colon')}{claims.with_range(copy, 'copy', t)} GB/s · "
+           f"{t('targets')}{t('colon')}{fwd} ≥ {t.percent(goal['fwd'], '.0f')}{t('comma')}"
+           f"{both} ≥ {t.percent(goal['fwd_bwd'], '.0f')}",
            "",
            f"| {t('shape')} | {t('provider')} | {fwd} {t('gpu_us')} | {fwd} {t('pct_copy')} "
            f"| {both} {t('gpu_us')} | {both} {t('pct_copy')} |",
@@ -174,8 +170,8 @@ def small_md(res, op, t):
     rows = [r for r in res["small"] if r["op"] == op]
     first = rows[0]
     out = [f"**{_shape_text(first['M'], first['N'])} {first['dtype']}** · {t('per_call')}", "",
-           f"| {t('provider')} | {t('fwd')}, {t('gpu_us')} | {t('fwdbwd')}, {t('gpu_us')} "
-           f"| {t('fwd')}, {t('host_us')} | {t('fwdbwd')}, {t('host_us')} |",
+           f"| {t('provider')} | {t('fwd')}{t('comma')}{t('gpu_us')} | {t('fwdbwd')}{t('comma')}{t('gpu_us')} "
+           f"| {t('fwd')}{t('comma')}{t('host_us')} | {t('fwdbwd')}{t('comma')}{t('host_us')} |",
            "|---|--:|--:|--:|--:|"]
     for name in _installed(rows):
         r = next(r for r in rows if r["provider"] == name)
@@ -216,8 +212,8 @@ def host_md(res, op, t):
     rows = {(r["M"], r["N"], r["provider"]): r for r in res["host_grid"] if r["op"] == op}
     targets = res["host_targets"]
     out = [f"**{res['dtype']}** · {t('host_per_call')}", "",
-           f"| {t('shape')} | {t('fwd')}: {t('host_pair')} | {t('host_ratio')} "
-           f"| {t('fwdbwd')}: {t('host_pair')} | {t('host_ratio')} |",
+           f"| {t('shape')} | {t('fwd')}{t('colon')}{t('host_pair')} | {t('host_ratio')} "
+           f"| {t('fwdbwd')}{t('colon')}{t('host_pair')} | {t('host_ratio')} |",
            "|---|--:|--:|--:|--:|"]
     for m, n in sorted({(m, n) for m, n, _ in rows}):
         fast, torch = rows[(m, n, "fast")], rows[(m, n, "torch")]
@@ -284,7 +280,7 @@ def _design_quotes(res, op, p, copy, t, q):
         if design == "staged" and (n, "row") in rows:
             q[f"{p}_design_staged_vs_row_n{n}"] = _time_verdict(
                 r["bwd_gpu_us"], rows[(n, "row")]["bwd_gpu_us"], t)
-    q["design_n_list"] = ", ".join(str(n) for n in sorted({n for n, _ in rows}))
+    q["design_n_list"] = t.join(str(n) for n in sorted({n for n, _ in rows}))
 
 
 LLAMA_NAMES = {"torch": "LlamaRMSNorm", "fast": "rms_norm_fast", "liger": "Liger"}
@@ -310,8 +306,7 @@ def llama_md(res, t):
                 continue
             ms = claims.transform(fig, lambda us: us / 1e3)
             speed = "—" if name == "torch" else (
-                f"{claims.times_text(claims.ratio(eager, fig), 'gpu', t)} "
-                f"({t(claims.time_verdict(fig, eager, 'gpu'))})")
+                f"{claims.times_text(claims.ratio(eager, fig), 'gpu', t)} · {t(claims.time_verdict(fig, eager, 'gpu'))}")
             diff = "—" if name == "torch" else _sci(a["max_grad_rel_diff"], t)
             out.append(f"| {hidden} | `{LLAMA_NAMES[name]}` | {claims.with_range(ms, 'gpu', t)} | {speed} | "
                        f"{t.number(a['loss'], '.5f')} | {diff} |")
@@ -425,6 +420,7 @@ def sweep_svg(res, op, gpu, copy, path, t=ENGLISH):
             ax.set_title(t("fwd" if key == "fwd" else "fwdbwd"))
             ax.set_ylabel(t("pct_copy"))
             ax.set_ylim(0, 110)
+            ax.yaxis.set_major_formatter(lambda value, _: t.number(value, "g"))  # 2,5 in Vietnamese
             ax.grid(True, linewidth=0.4, alpha=0.4, color=INK)
             ax.set_facecolor("none")
         axes[1].set_xlabel("N")
@@ -444,7 +440,7 @@ def _lowest(points, key):
 def sweep_md(res, op, copy, t):
     series = _series(res, op, copy)
     cols = [n for n in SHOW_N if any(n == m for points in series.values() for m, _ in points)]
-    out = [f"**{t('sweep_gpu')}** · {t('fwd')} / {t('fwdbwd')}, {t('pct_copy')} · M = {_total_text(res['sweep_total'])}"
+    out = [f"**{t('sweep_gpu')}** · {t('fwd')} / {t('fwdbwd')}{t('comma')}{t('pct_copy')} · M = {_total_text(res['sweep_total'])}"
            f" / N · {res['dtype']}", "",
            f"| {t('provider')} | " + " | ".join(f"N = {n}" for n in cols) + f" | {t('lowest')} |",
            "|---|" + "--:|" * len(cols) + "--:|"]
@@ -461,7 +457,7 @@ def sweep_md(res, op, copy, t):
 def dtypes_md(res, op, copy, t):
     rows = [r for r in res["sweep"][op] if r["dtype"] != res["dtype"] and _ok(r)]
     out = [f"**{t('sweep_gpu')}** · {t('pct_copy')}", "",
-           f"| {t('shape')} | dtype | {t('provider')} | {t('fwd')} | {t('fwdbwd')} |", "|---|---|---|--:|--:|"]
+           f"| {t('shape')} | {t('dtype')} | {t('provider')} | {t('fwd')} | {t('fwdbwd')} |", "|---|---|---|--:|--:|"]
     for r in sorted(rows, key=lambda r: (r["N"], r["dtype"], PROVIDERS.index(r["provider"]))):
         out.append(f"| {_shape_text(r['M'], r['N'])} | {r['dtype']} | `{NAMES[op][r['provider']]}` | "
                    f"{claims.with_range(pct_copy(r, 'fwd', copy), 'gpu', t)} | "
@@ -493,22 +489,22 @@ def _sweep_quotes(res, op, p, copy, t, q):
                 q[f"{p}_sweep_{_short(key)}_{verdict}"] = str(count)
             for verdict in ("missed", "within"):
                 widths = [n for n in fast if claims.against(fast[n][key], targets[n], "gpu") == verdict]
-                q[f"{p}_sweep_{_short(key)}_{verdict}_n"] = t("list_separator").join(map(str, widths)) or t("none")
+                q[f"{p}_sweep_{_short(key)}_{verdict}_n"] = t.join(map(str, widths))
         q[f"{p}_sweep_count"] = str(len(fast))
         # N at which another provider is faster than the fast path (fwd+bwd GPU time, ranges apart)
         rows = _sweep_rows(res, op)
         fast_rows = {r["N"]: r for r in rows if r["provider"] == "fast"}
         behind = sorted({r["N"] for r in rows if r["provider"] != "fast" and r["N"] in fast_rows
                          and claims.compare(r["fwd_bwd_gpu_us"], fast_rows[r["N"]]["fwd_bwd_gpu_us"], "gpu") == "lower"})
-        q[f"{p}_sweep_fwdbwd_behind_n"] = t("list_separator").join(map(str, behind)) or t("none")
+        q[f"{p}_sweep_fwdbwd_behind_n"] = t.join(map(str, behind))
         q[f"{p}_sweep_fwdbwd_behind_count"] = str(len(behind))
 
 
 def _host_quotes(res, op, p, t, q):
     """The host grid's verdicts and ratio ranges, and each step's host cost."""
     rows = {(r["M"], r["N"], r["provider"]): r for r in res["host_grid"] if r["op"] == op}
-    q["host_m_list"] = ", ".join(str(m) for m in sorted({r["M"] for r in res["host_grid"]}))
-    q["host_n_list"] = ", ".join(str(n) for n in sorted({r["N"] for r in res["host_grid"]}))
+    q["host_m_list"] = t.join(str(m) for m in sorted({r["M"] for r in res["host_grid"]}))
+    q["host_n_list"] = t.join(str(n) for n in sorted({r["N"] for r in res["host_grid"]}))
     for key, _ in MODES:
         k = _short(key)
         q[f"host_{k}_target"] = t.times(res["host_targets"][key], ".1f")
@@ -537,7 +533,7 @@ def _llama_quotes(res, t, q):
     steps = {(r["provider"], r["hidden"]): r["gpu_us"] for r in llama["steps"]}
     agree = {(r["provider"], r["hidden"]): r for r in llama["agreement"]}
     q["llama_layers"], q["llama_seq"], q["llama_batch"] = (str(llama["config"][k]) for k in ("layers", "seq", "batch"))
-    q["llama_hidden_list"] = ", ".join(str(h) for h, _ in llama["shapes"])
+    q["llama_hidden_list"] = t.join(str(h) for h, _ in llama["shapes"])
     diffs = []
     for hidden, _ in llama["shapes"]:
         eager = steps.get(("torch", hidden))
@@ -572,13 +568,13 @@ def quotes(measurements, t=ENGLISH):
     protocol = res["protocol"]
     q = {"gpu": str(prov.get("gpu", res.get("device"))), "sm_count": str(res["sm_count"]),
          "copy_gbps": claims.with_range(copy_fig, "copy", t), "m": str(m),
-         "dtype": res["dtype"], "target_fwd": t.number(goal["fwd"], ".0f") + "%",
-         "target_fwdbwd": t.number(goal["fwd_bwd"], ".0f") + "%",
+         "dtype": res["dtype"], "target_fwd": t.percent(goal["fwd"], ".0f"),
+         "target_fwdbwd": t.percent(goal["fwd_bwd"], ".0f"),
          "sweep_n_min": str(min(res["sweep_n"])), "sweep_n_max": str(max(res["sweep_n"])),
          "sweep_n_count": str(len(res["sweep_n"])), "sweep_total": _total_tex(res["sweep_total"]),
-         "sweep_target_fwd": t.number(res["sweep_targets_pct"]["fwd"], ".0f") + "%",
-         "sweep_target_fwdbwd": t.number(res["sweep_targets_pct"]["fwd_bwd"], ".0f") + "%",
-         "sweep_target_fwdbwd_wide": t.number(res["sweep_targets_pct"]["fwd_bwd_wide"], ".0f") + "%",
+         "sweep_target_fwd": t.percent(res["sweep_targets_pct"]["fwd"], ".0f"),
+         "sweep_target_fwdbwd": t.percent(res["sweep_targets_pct"]["fwd_bwd"], ".0f"),
+         "sweep_target_fwdbwd_wide": t.percent(res["sweep_targets_pct"]["fwd_bwd_wide"], ".0f"),
          "sweep_wide_above": str(res["sweep_targets_pct"]["wide_above"]),
          "l2_mb": t.number(res["l2_bytes"] / 1e6, ".0f")}
     for key, value in protocol.items():
@@ -621,13 +617,15 @@ def quotes(measurements, t=ENGLISH):
             if c:
                 halves = 2 if op == "layernorm" else 1  # dW and dB, or dW alone
                 part = c.get("partial_rows", c["bwd_programs"]) * n * 4 * halves
-                for k in ("fwd_design", "fwd_block", "fwd_rows", "fwd_warps", "fwd_programs", "bwd_design",
-                          "bwd_block", "bwd_rows", "bwd_warps", "programs_per_sm", "bwd_programs", "rows_per_program"):
+                for k in ("fwd_block", "fwd_rows", "fwd_warps", "fwd_programs", "bwd_block", "bwd_rows", "bwd_warps",
+                          "programs_per_sm", "bwd_programs", "rows_per_program"):
                     q[f"{p}_{k}_{s}"] = str(c[k])
+                for k in ("fwd_design", "bwd_design"):  # the design's name in the page's words
+                    q[f"{p}_{k}_{s}"] = t(f"design_{c[k]}_name")
                 q[f"{p}_prefetch_{s}"] = "PREFETCH=1" if c["prefetch"] else "PREFETCH=0"
                 q[f"{p}_partial_mb_{s}"] = t.number(part / 1e6, ".1f")
                 # written once and read once, against the minimum fwd+bwd traffic
-                q[f"{p}_partial_share_{s}"] = t.number(100 * 2 * part / min_bytes["fwd_bwd"], ".1f") + "%"
+                q[f"{p}_partial_share_{s}"] = t.percent(100 * 2 * part / min_bytes["fwd_bwd"], ".1f")
             if op == "rmsnorm":
                 q[f"rms_teaching_partial_mb_{s}"] = t.number(m * n * 4 / 1e6, ".0f")
         for verdict, count in _counts(statuses).items():

@@ -288,11 +288,11 @@ def test_profile_and_dw_tables(tmp_path):
     assert "32768×8192 | `F.rms_norm`" not in rms  # its profile failed: no row
     dw = _read(tmp_path / "dw-error.md")
     assert dw.startswith("**LayerNorm** · 32768×4096 bfloat16 · largest |dW| = 600")
-    assert "(official tutorial, emulated, 96 rows) | 14 | 2.0e-2 | 7.00× |" in dw
-    assert "| `layer_norm_fast`: fp32 registers, (programs × N) fp32 partial rows | 2 | 1.5e-3 | 1.00× |" in dw
+    assert "(official tutorial, emulated, 96 rows) | 14 | 2.0\u00a0×\u00a010⁻² | 7.00× |" in dw
+    assert "| `layer_norm_fast`: fp32 registers, (programs × N) fp32 partial rows | 2 | 1.5\u00a0×\u00a010⁻³ | 1.00× |" in dw
     assert "Liger" not in dw
-    assert "| 14 | 2,0e-2 | 7,00× |" in _read(tmp_path / "dw-error.vi.md")
-    assert "| 14 | 2.0e-2 | 7.00 倍 |" in _read(tmp_path / "dw-error.zh.md")
+    assert "| 14 | 2,0\u00a0×\u00a010⁻² | 7,00× |" in _read(tmp_path / "dw-error.vi.md")
+    assert "| 14 | 2.0\u00a0×\u00a010⁻² | 7.00 倍 |" in _read(tmp_path / "dw-error.zh.md")
 
 
 def test_sweep_and_dtype_tables(tmp_path):
@@ -365,7 +365,7 @@ def test_quotes_are_strings_the_pages_can_quote(tmp_path):
     # host 82 against 31, paired: a ratio of 2.6, far from 1 even at ±20 %: slower
     assert q["ln_small_fwd_host_vs_torch"] == "0.38×" and q["ln_small_fwd_host_verdict"] == "slower"
     # dW error
-    assert q["dw_lock_vs_fast"] == "7.00×" and q["dw_lock_buffer_in_input_dtype_rel"] == "2.0e-2"
+    assert q["dw_lock_vs_fast"] == "7.00×" and q["dw_lock_buffer_in_input_dtype_rel"] == "2.0\u00a0×\u00a010⁻²"
     assert q["dw_ref_max"] == "600" and q["dw_lock_group"] == "96"
     assert q["dw_half_ulp"] == "2"  # bf16 near 600: exponent 9, 8 significant bits
     assert not any(k.startswith(("ln_liger", "rms_liger", "dw_liger")) for k in q)  # not installed
@@ -459,7 +459,7 @@ def test_host_table_reads_each_target_from_the_paired_ratio(tmp_path):
     assert "| 8×4096 | 60 · 20 | 3× ✗ |" in table, table
     q = json.loads(_read(tmp_path / "quotes.json"))
     assert (q["rms_host_fwd_missed"], q["rms_host_fwd_within"], q["host_cells"]) == ("1", "1", "2")
-    assert q["host_fwd_target"] == "1.2×" and q["host_m_list"] == "1, 8"
+    assert q["host_fwd_target"] == "1.2×" and q["host_m_list"] == "1 and 8"
 
 
 def test_host_steps_and_llama_tables(tmp_path):
@@ -469,7 +469,7 @@ def test_host_steps_and_llama_tables(tmp_path):
     assert "| the whole forward call, layer_norm_fast | 16 (6–26) |" in steps, steps
     llama = _read(tmp_path / "llama.md")
     # 12000 / 10000 µs: 1.2x, faster (the ranges do not overlap); Liger is not installed: left out
-    assert "| 2048 | `rms_norm_fast` | 10.0 (9.7–10.3) | 1.20× (faster) | 10.50003 | 8.4e-3 |" in llama, llama
+    assert "| 2048 | `rms_norm_fast` | 10.0 (9.7–10.3) | 1.20× · faster | 10.50003 | 8.4\u00a0×\u00a010⁻³ |" in llama, llama
     assert "Liger" not in llama.split("\n\n")[1]
     q = json.loads(_read(tmp_path / "quotes.json"))
     assert q["llama_fast_speedup_h2048"] == "1.20×" and q["llama_fast_verdict_h2048"] == "faster"

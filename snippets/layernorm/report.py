@@ -49,7 +49,7 @@ def _speed(triton, torch):
 
 
 def _pct(fig, t):
-    return claims.text(fig, "gpu", t) + "%"
+    return claims.percent_text(fig, "gpu", t)
 
 
 def benchmark_markdown(results, copy, t):
@@ -72,7 +72,7 @@ def benchmark_markdown(results, copy, t):
 
 def fixed_cost_markdown(results, t):
     """The fit of each provider and pass, and the host cost of one call beside it."""
-    out = [f"| {t('pass')} | {t('provider')} | {t('fixed_us')} | {t('fit_gbps')} | {t('host_us')}, N = "
+    out = [f"| {t('pass')} | {t('provider')} | {t('fixed_us')} | {t('fit_gbps')} | {t('host_us')}{t('comma')}N = "
            f"{results['host_n']} |", "|---|---|--:|--:|--:|"]
     for mode, short in MODES.items():
         for provider, name in PROVIDERS.items():
@@ -80,7 +80,7 @@ def fixed_cost_markdown(results, t):
             host = results["host"][f"{mode}/{provider}"]
             out.append(f"| {t(short)} | {name} | {claims.fixed_cost_text(fit['fixed_us'], t, with_spread=True)} "
                        f"| {claims.text(fit['gb_per_s'], 'gpu', t)} | {claims.with_range(host, 'host', t)} |")
-    out += ["", t("fit_caption") + ". " + claims.protocol_text(results["protocol"], t),
+    out += ["", t("fit_caption") + t("full_stop") + claims.protocol_text(results["protocol"], t),
             "", claims.protocol_text(results["protocol"], t, "host")]
     return "\n".join(out) + "\n"
 
@@ -151,7 +151,7 @@ def group_size_markdown(results, t):
             "|--:|--:|--:|--:|--:|"]
     for n in GROUP_SIZE_EXAMPLES:
         groups = group_size_for(n)
-        rows.append(f"| {n} | {groups} | {math.ceil(m / groups)} | {_mib(2 * groups * n * 4, t)} "
+        rows.append(f"| {n} | {groups} | {t.number(math.ceil(m / groups), 'd')} | {_mib(2 * groups * n * 4, t)} "
                     f"| {_mib(m * n * element, t)} |")
     return "\n".join(rows) + "\n"
 
@@ -191,6 +191,7 @@ def bandwidth_plot(results, provenance, path, t=ENGLISH):
             ax.set_xticks(ns[1::2] if len(ns) > 8 else ns)
             ax.tick_params(axis="x", labelrotation=45)
             ax.set_ylim(0, copy * 1.15)
+            ax.yaxis.set_major_formatter(lambda value, _: t.number(value, "g"))  # 2,5 in Vietnamese
             ax.grid(True, linewidth=0.4, alpha=0.5)
         axes[1].set_xlabel("N")
         fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, frameon=False)

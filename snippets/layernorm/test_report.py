@@ -113,7 +113,7 @@ def test_fixed_cost_table_and_host_costs(tmp_path):
     assert "| bwd | Triton | 20 (19–22) | 2500 | 200 (90–390) |" in table
     # host 96 stated 38.4–153.6: tens, so 96 prints as 100
     assert "| bwd | torch | 6.0 (5.8–6.2) | 2300 | 100 (30–160) |" in table
-    assert "the fastest of 200 plain calls" in table and "±60 %" in table
+    assert "the fastest of 200 plain calls" in table and "±60%" in table
     vi = _read(tmp_path / "fixed-cost.vi.md")
     assert "| lượt xuôi | Triton | 5,0 (4,8–5,2) | 3000 | 100 (40–160) |" in vi  # Vietnamese: decimal comma
 

@@ -89,16 +89,22 @@ def range_text(fig, kind, t):
 
 
 def text_with_unit(fig, kind, t, unit):
-    """text() followed by its unit, or "—" alone where there is no number."""
-    value = text(fig, kind, t)
-    return value if value == "—" else value + unit
+    """text() followed by its unit, for a sentence: the language's "not measurable" where there is
+    no number."""
+    return text(fig, kind, t) + unit if _finite(fig) else t("unmeasurable")
+
+
+def percent_text(fig, kind, t):
+    """text() of a share, in percent as the language writes it: 97%."""
+    return text_with_unit(fig, kind, t, t.percent_sign)
 
 
 def fixed_cost_text(fig, t, unit="", with_spread=False):
-    """A fitted fixed cost: "—" where the fit's intercept is not positive (the time grew faster than
-    the bytes, so the line says nothing about a fixed cost)."""
+    """A fitted fixed cost, with its range in a table (with_spread) or alone in a sentence. Where the
+    fit's intercept is not positive (the time grew faster than the bytes, so the line says nothing about
+    a fixed cost), a table writes "—" (its caption says why) and a sentence the language's "not measurable"."""
     if not (_finite(fig) and fig["median"] > 0):
-        return "—"
+        return "—" if with_spread else t("unmeasurable")
     return with_range(fig, "gpu", t, unit) if with_spread else text(fig, "gpu", t) + unit
 
 
@@ -180,8 +186,8 @@ def typical(figs):
 
 
 def floor_quotes(t):
-    """The reproducibility floors as a page quotes them: {"floor_gpu": "3%", "floor_host": "25%", ...}."""
-    return {f"floor_{kind}": t.number(100 * share, "g") + "%" for kind, share in REPRODUCIBILITY.items()}
+    """The reproducibility floors as a page quotes them: {"floor_gpu": "3%", "floor_host": "60%", ...}."""
+    return {f"floor_{kind}": t.percent(100 * share, "g") for kind, share in REPRODUCIBILITY.items()}
 
 
 def protocol_text(record, t, what="gpu"):

@@ -23,21 +23,40 @@ def test_label_reads_the_catalogue_and_names_what_is_missing():
 
 
 @pytest.mark.parametrize("value, spec, expected", [
-    (6.789, ".2f", "6.79"), (1384, ".0f", "1384"), (131584, ".0f", "131584"), (-0.05, "+.1f", "-0.1"),
-    (1.98e-05, ".2e", "1.98e-05"), (0.001, "g", "0.001"),
+    (6.789, ".2f", "6.79"), (1384, ".0f", "1384"), (0.001, "g", "0.001"), (4262.25, ".1f", "4262.2"),
 ])
-def test_english_is_python_format_unchanged(value, spec, expected):
+def test_english_short_numbers_are_python_format_unchanged(value, spec, expected):
     assert number(value, spec, "en") == expected == format(value, spec)
+
+
+@pytest.mark.parametrize("language, grouped", [("en", "131,584"), ("zh", "131,584"), ("vi", f"131{NBSP}584")])
+def test_five_digits_and_more_are_grouped_in_threes_four_are_not(language, grouped):
+    assert number(131584, ".0f", language) == grouped
+    assert number(1384, "d", language) == "1384"
 
 
 @pytest.mark.parametrize("value, spec, expected", [
     (12.5, ".1f", "12,5"), (0.282843, ".6f", "0,282843"), (131584, ".0f", f"131{NBSP}584"),
     (1384, ".0f", "1384"),  # four digits stay ungrouped
-    (1234567.25, ".2f", f"1{NBSP}234{NBSP}567,25"), (-20.04, "+.1f", "-20,0"), (1.98e-05, ".2e", "1,98e-05"),
-    (0.001, "g", "0,001"),
+    (1234567.25, ".2f", f"1{NBSP}234{NBSP}567,25"), (0.001, "g", "0,001"),
 ])
 def test_vietnamese_writes_a_decimal_comma_and_spaces_between_thousands(value, spec, expected):
     assert number(value, spec, "vi") == expected
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_negative_number_has_a_minus_sign_not_a_hyphen(language):
+    assert number(-20.04, "+.1f", language) == "\u221220" + ("," if language == "vi" else ".") + "0"
+    assert number(0.05, "+.1f", language).startswith("+")
+
+
+@pytest.mark.parametrize("language, expected", [
+    ("en", f"1.98{NBSP}×{NBSP}10⁻⁵"), ("zh", f"1.98{NBSP}×{NBSP}10⁻⁵"), ("vi", f"1,98{NBSP}×{NBSP}10⁻⁵"),
+])
+def test_an_exponent_is_written_as_a_power_of_ten(language, expected):
+    assert number(1.98e-05, ".2e", language) == expected
+    assert number(1e-05, "g", language) == f"1{NBSP}×{NBSP}10⁻⁵"
+    assert number(2.5, ".1e", language) == ("2,5" if language == "vi" else "2.5")  # 10⁰ is not written
 
 
 def test_multiples_per_language():
@@ -45,6 +64,19 @@ def test_multiples_per_language():
     assert number(6.789, ".2f", "zh", times=True) == "6.79 倍"
     assert number(6.789, ".2f", "vi", times=True) == "6,79×"
     assert Words("zh").times(0.5, ".2f") == "0.50 倍"
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_percentage_has_no_space_before_its_sign(language):
+    assert Words(language).percent(97.25, ".1f") == ("97,2%" if language == "vi" else "97.2%")
+
+
+@pytest.mark.parametrize("language, items, expected", [
+    ("en", ["1", "8", "64"], "1, 8 and 64"), ("zh", ["1", "8", "64"], "1、8 和 64"), ("vi", ["1", "8", "64"], "1, 8 và 64"),
+    ("en", ["2048"], "2048"), ("zh", [], "无"), ("vi", [], "không có"),
+])
+def test_a_list_reads_as_a_sentence_says_it(language, items, expected):
+    assert Words(language).join(items) == expected
 
 
 def test_unknown_language_is_refused():

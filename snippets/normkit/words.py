@@ -1,13 +1,20 @@
 """The words and numbers of tables, plots and quoted measurements, in the reader's language.
 
-    label("copy", "zh")                 -> "拷贝带宽（同一次运行）"   (from catalogue.toml)
-    number(0.282843, ".6f", "vi")       -> "0,282843"
-    number(131584, ".0f", "vi")         -> "131 584"                (a no-break space between thousands)
+    label("copy", "zh")                    -> "拷贝带宽（同一次运行）"   (from catalogue.toml)
+    number(0.282843, ".6f", "vi")          -> "0,282843"
+    number(131584, ".0f", "vi")            -> "131 584"            (a no-break space between thousands)
+    number(131584, ".0f", "en")            -> "131,584"
+    number(-1.98e-05, ".2e", "vi")         -> "−1,98 × 10⁻⁵"        (a minus sign, a power of ten)
     number(6.789, ".2f", "zh", times=True) -> "6.79 倍"
+    Words("vi").percent(97.0, ".0f")       -> "97%"
+    Words("zh").join(["1", "8", "64"])     -> "1、8 和 64"
 
 The words live in catalogue.toml beside this file, as data: a [labels.<key>] section with the
 text in each language. Numbers are formatted by one function for every language, so a table, a
-plot and a sentence that quote the same measurement show it the same way.
+plot and a sentence that quote the same measurement show it the same way. The style of each
+language is the authoring guide's "Numbers" (docs/<lang>/authoring.md). Sizes that a reader passes
+to code (a width N, a row count M, a shape 32768×4096) are not numbers in this sense: reports write
+them as plain digits, as the listings and the launch tables do.
 """
 
 import re
@@ -18,13 +25,17 @@ from pathlib import Path
 LANGUAGES = ("en", "zh", "vi")
 CATALOGUE = Path(__file__).with_name("catalogue.toml")
 
-# Vietnamese writes 12,5 and 131 584 (as the RMSNorm source document does). Numbers of four digits
-# stay ungrouped, as SI style has it: 1384, but 12 345. A no-break space keeps a number on one line.
-THOUSANDS = {"vi": "\u00a0"}
-DECIMAL = {"vi": ","}
+NBSP = "\u00a0"
+# Numbers of four digits stay ungrouped, as SI style has it: 1384, but 12,345 (12 345 in Vietnamese,
+# with a no-break space that keeps the number on one line). Vietnamese writes 12,5 for 12.5.
+THOUSANDS = {"en": ",", "zh": ",", "vi": NBSP}
+DECIMAL = {"en": ".", "zh": ".", "vi": ","}
 GROUP_FROM_DIGITS = 5
+MINUS = "\u2212"  # −, not the hyphen a Python format writes
 TIMES = {"en": "×", "zh": " 倍", "vi": "×"}
-_DIGITS = re.compile(r"^(?P<sign>[+-]?)(?P<int>\d+)(?:\.(?P<frac>\d+))?(?P<rest>.*)$")
+PERCENT = {"en": "%", "zh": "%", "vi": "%"}  # 97%: no space in any of the three
+SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+_NUMBER = re.compile(r"^(?P<sign>[+-]?)(?P<int>\d+)(?:\.(?P<frac>\d+))?(?:e(?P<exp>[+-]\d+))?$")
 
 
 @cache
@@ -43,35 +54,46 @@ def label(key, language):
     return entry[language]
 
 
-def number(value, spec, language, times=False):
-    """value formatted with a Python format spec (".2f", "+.1f", ".3g", ...) in the language's style.
+def _grouped(digits, separator):
+    if len(digits) < GROUP_FROM_DIGITS:
+        return digits
+    groups = [digits[max(end - 3, 0):end] for end in range(len(digits), 0, -3)]
+    return separator.join(reversed(groups))
 
-    times=True writes a multiple: 6.79× in English and Vietnamese, 6.79 倍 in Chinese.
+
+def number(value, spec, language, times=False):
+    """value formatted with a Python format spec (".2f", "+.1f", ".3g", ".2e", ...) in the language's style.
+
+    times=True writes a multiple: 6.79× in English and Vietnamese, 6.79 倍 in Chinese. An exponent
+    is written as a power of ten (1.98 × 10⁻⁵); what is not a number (nan, inf) is left as Python
+    writes it, for tests/test_wording.py to find on a page.
     """
     if language not in LANGUAGES:
         raise ValueError(f"unknown language '{language}'; the site has {LANGUAGES}")
     text = format(value, spec)
-    parts = _DIGITS.match(text)
-    if parts and language in DECIMAL:
-        digits = parts["int"]
-        if len(digits) >= GROUP_FROM_DIGITS:
-            groups = [digits[max(end - 3, 0):end] for end in range(len(digits), 0, -3)]
-            digits = THOUSANDS[language].join(reversed(groups))
+    parts = _NUMBER.match(text)
+    if parts:
+        sign = MINUS if parts["sign"] == "-" else parts["sign"]
         fraction = DECIMAL[language] + parts["frac"] if parts["frac"] is not None else ""
-        text = f"{parts['sign']}{digits}{fraction}{parts['rest'].replace('.', DECIMAL[language])}"
+        text = sign + _grouped(parts["int"], THOUSANDS[language]) + fraction
+        if parts["exp"] and int(parts["exp"]):
+            text += f"{NBSP}×{NBSP}10" + str(int(parts["exp"])).translate(SUPERSCRIPT)
     return text + TIMES[language] if times else text
 
 
 class Words:
     """One language's words and numbers, handed to a report's render functions as t.
 
-    t("key") is the label; t.number(value, spec) and t.times(value, spec) format numbers.
+    t("key") is the label; t.number(value, spec), t.times(value, spec) and t.percent(value, spec)
+    format numbers, t.percent_sign follows a number already formatted, and t.join(items) writes a
+    list as a sentence says it.
     """
 
     def __init__(self, language):
         if language not in LANGUAGES:
             raise ValueError(f"unknown language '{language}'; the site has {LANGUAGES}")
         self.language = language
+        self.percent_sign = PERCENT[language]
 
     def __call__(self, key):
         return label(key, self.language)
@@ -81,6 +103,18 @@ class Words:
 
     def times(self, value, spec):
         return number(value, spec, self.language, times=True)
+
+    def percent(self, value, spec):
+        return number(value, spec, self.language) + self.percent_sign
+
+    def join(self, items):
+        """"1, 8, 64 and 512" ("1、8、64 和 512", "1, 8, 64 và 512"); the language's "none" for no items."""
+        items = list(items)
+        if not items:
+            return self("none")
+        if len(items) == 1:
+            return items[0]
+        return self("list_separator").join(items[:-1]) + self("list_and") + items[-1]
 
 
 ENGLISH = Words("en")

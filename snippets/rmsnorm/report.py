@@ -26,7 +26,8 @@ warnings.filterwarnings("ignore", message="Glyph .* missing from font", category
 SCOPES = (("fwd", "fwd"), ("fwdbwd", "fwd_bwd"))  # measurement key, catalogue key of its label
 
 def _sci(v, t):
-    return "0" if v == 0 else t.number(v, ".2e")
+    """Three significant digits, as a power of ten: 1.95 × 10⁻³."""
+    return t.number(v, ".2e") if v else "0"
 
 
 def _shape(s):
@@ -34,13 +35,14 @@ def _shape(s):
 
 
 def accuracy_md(acc, t):
-    rows = [f"| {t('quantity')} | dtype | atol | rtol | {t('cases')} | {t('max_abs_error')} | {t('error_ratio')} "
+    rows = [f"| {t('quantity')} | {t('dtype')} | `atol` | `rtol` | {t('cases')} | {t('max_abs_error')} | {t('error_ratio')} "
             f"| {t('failed')} |",
             "|---|---|--:|--:|--:|--:|--:|--:|"]
     names = {"y": "$y$", "dx": "$dx$", "dgamma": "$d\\gamma$"}
     for s in acc["per_quantity_dtype"]:
-        rows.append(f"| {names[s['quantity']]} | {s['dtype']} | {t.number(s['atol'], 'g')} | {t.number(s['rtol'], 'g')} | {s['cases']} | "
-                    f"{_sci(s['max_abs_err'], t)} | {t.number(s['worst_ratio'], '.3f')} | {s['failed_cases']} |")
+        rows.append(f"| {names[s['quantity']]} | {s['dtype']} | {t.number(s['atol'], 'g')} | {t.number(s['rtol'], 'g')} "
+                    f"| {t.number(s['cases'], 'd')} | {_sci(s['max_abs_err'], t)} | {t.number(s['worst_ratio'], '.3f')} "
+                    f"| {t.number(s['failed_cases'], 'd')} |")
     return "\n".join(rows) + "\n"
 
 
@@ -69,13 +71,13 @@ def _word(impl, t, code=True):
 
 def timing_md(tim, copy, t):
     rows = [f"| {t('shape')} | {t('scope')} | "
-            + " | ".join(f"{_word(i, t, code=False)}, {t('gpu_us')}" for i in IMPLEMENTATIONS)
-            + f" | {t('kernel')} / {t('reference')} | {t('kernel')} / F.rms_norm | {t('kernel')}, {t('pct_copy')} |",
+            + " | ".join(f"{_word(i, t, code=False)}{t('comma')}{t('gpu_us')}" for i in IMPLEMENTATIONS)
+            + f" | {t('kernel')} / {t('reference')} | {t('kernel')} / F.rms_norm | {t('kernel')}{t('comma')}{t('pct_copy')} |",
             "|---|---|--:|--:|--:|--:|--:|--:|"]
     for s in tim["shapes"]:
         for scope, label in SCOPES:
             cells = [claims.with_range(s["us"][f"{scope}_{impl}"], "gpu", t) for impl in IMPLEMENTATIONS]
-            pct = claims.text(_pct_copy(s, scope, "kernel", copy), "gpu", t) + " %" if s["large"] else "—"
+            pct = claims.percent_text(_pct_copy(s, scope, "kernel", copy), "gpu", t) if s["large"] else "—"
             rows.append(f"| {_shape(s)} | {t(label)} | " + " | ".join(cells)
                         + f" | {_against(s, scope, 'reference', t)} | {_against(s, scope, 'torch', t)} | {pct} |")
     rows += ["", claims.protocol_text(tim["protocol"], t)]
@@ -86,7 +88,7 @@ def cost_md(tim, t):
     """The host cost of one complete call at the small shape, and each implementation's fitted fixed cost."""
     host, fit = tim["host"], tim["fit"]
     small = next(s for s in tim["shapes"] if s["label"] == host["label"])
-    rows = [f"| {t('scope')} | {t('provider')} | {t('host_us')}, {_shape(small)} | {t('fixed_us')} "
+    rows = [f"| {t('scope')} | {t('provider')} | {t('host_us')}{t('comma')}{_shape(small)} | {t('fixed_us')} "
             f"| {t('fit_gbps')} |", "|---|---|--:|--:|--:|"]
     for scope, label in SCOPES:
         for impl in IMPLEMENTATIONS:
@@ -94,8 +96,8 @@ def cost_md(tim, t):
             rows.append(f"| {t(label)} | {_word(impl, t)} | {claims.with_range(host['us'][f'{scope}_{impl}'], 'host', t)} "
                         f"| {claims.fixed_cost_text(f['fixed_us'], t, with_spread=True)} | {claims.text(f['gb_per_s'], 'gpu', t)} |")
     m = fit["m"]
-    rows += ["", f"{t('fit_caption')}: M = {m[0]} … {m[-1]}, N = {fit['n']}, {fit['dtype']}. "
-             + claims.protocol_text(tim["protocol"], t), "", claims.protocol_text(tim["protocol"], t, "host")]
+    rows += ["", f"{t('fit_caption')}{t('colon')}M = {m[0]} … {m[-1]}{t('comma')}N = {fit['n']}{t('comma')}{fit['dtype']}"
+             + t("full_stop") + claims.protocol_text(tim["protocol"], t), "", claims.protocol_text(tim["protocol"], t, "host")]
     return "\n".join(rows) + "\n"
 
 
@@ -104,7 +106,7 @@ def training_md(tr, t):
     for split in ("val", "test"):
         mse = tr[f"{split}_mse"]
         rows.append(f"| {t(f'{split}_mse')} | {t.number(mse['reference'], '.5f')} | {t.number(mse['kernel'], '.5f')} |")
-    rows.append(f"| {t('calls')} | — | {tr['kernel_forwards']} / {tr['kernel_backwards']} |")
+    rows.append(f"| {t('calls')} | — | {t.number(tr['kernel_forwards'], 'd')} / {t.number(tr['kernel_backwards'], 'd')} |")
     rows.append("")
     rows.append(f"| {t('check')} | {t('value')} |")
     rows.append("|---|--:|")
@@ -147,6 +149,7 @@ def timing_svg(tim, path, t=ENGLISH):
                 tops += [hi for _, hi in ranges]
             ax.set_xticks(list(xs), [f"{s['m']}×{s['n']}\n{s['dtype']}" for s in shapes])
             ax.set_ylim(0, max(tops) * 1.35)
+            ax.yaxis.set_major_formatter(lambda value, _: t.number(value, "g"))  # 2,5 in Vietnamese
             ax.set_title(t(title))
             ax.set_ylabel(t("gpu_us"))
             ax.grid(axis="y", alpha=0.3)
@@ -157,7 +160,7 @@ def timing_svg(tim, path, t=ENGLISH):
 
 def _bytes(n_bytes, t):
     """A byte count as the page writes it: grouped digits, and KiB or MiB beside it."""
-    digits = t.number(n_bytes, "," if t.language == "en" else "d")
+    digits = t.number(n_bytes, "d")
     unit = ("MiB", 2**20) if n_bytes >= 2**20 else ("KiB", 2**10)
     return f"{digits} B ({t.number(n_bytes / unit[1], 'g')} {unit[0]})"
 
@@ -191,8 +194,8 @@ def quotes(measurements, t=ENGLISH):
     q = {"gpu": str(prov["gpu"]), "copy_gb_per_s": claims.with_range(prov["copy"], "copy", t) + " GB/s"}
 
     acc = res["accuracy"]
-    q["acc_cases"] = str(acc["cases"])
-    q["acc_failed_cases"] = str(len(acc["failures"]))
+    q["acc_cases"] = t.number(acc["cases"], "d")
+    q["acc_failed_cases"] = t.number(len(acc["failures"]), "d")
     q["acc_worst_ratio"] = t.number(max(s["worst_ratio"] for s in acc["per_quantity_dtype"]), ".2f")
     for s in acc["per_quantity_dtype"]:
         q[f"acc_max_err_{s['quantity']}_{s['dtype']}"] = _sci(s["max_abs_err"], t)
@@ -204,7 +207,7 @@ def quotes(measurements, t=ENGLISH):
             for impl in IMPLEMENTATIONS:
                 q[f"{scope}_{impl}_us_{lab}"] = claims.text(s["us"][f"{scope}_{impl}"], "gpu", t) + " µs"
                 if s["large"]:
-                    q[f"{scope}_{impl}_pct_copy_{lab}"] = claims.text(_pct_copy(s, scope, impl, copy), "gpu", t) + " %"
+                    q[f"{scope}_{impl}_pct_copy_{lab}"] = claims.percent_text(_pct_copy(s, scope, impl, copy), "gpu", t)
             for other in ("reference", "torch"):
                 kernel, them = s["us"][f"{scope}_kernel"], s["us"][f"{scope}_{other}"]
                 q[f"{scope}_vs_{other}_{lab}"] = claims.times_text(claims.ratio(them, kernel), "gpu", t)
@@ -219,10 +222,10 @@ def quotes(measurements, t=ENGLISH):
     q["fit_m_min"], q["fit_m_max"], q["fit_n"] = str(tim["fit"]["m"][0]), str(tim["fit"]["m"][-1]), str(tim["fit"]["n"])
 
     tr = res["training"]
-    q["train_steps"] = str(tr["config"]["steps"])
+    q["train_steps"] = t.number(tr["config"]["steps"], "d")
     q["train_batch"] = str(tr["config"]["batch"])
-    q["train_kernel_forwards"] = str(tr["kernel_forwards"])
-    q["train_kernel_backwards"] = str(tr["kernel_backwards"])
+    q["train_kernel_forwards"] = t.number(tr["kernel_forwards"], "d")
+    q["train_kernel_backwards"] = t.number(tr["kernel_backwards"], "d")
     q["train_init_out_diff"] = _sci(tr["initial_output_diff"], t)
     q["train_init_grad_diff"] = _sci(tr["initial_grad_diff"], t)
     q["train_final_param_diff"] = _sci(tr["final_param_diff"], t)

@@ -116,10 +116,10 @@ def test_timing_table_states_figures_ranges_and_verdicts(tmp_path):
     # large shape, fwd: 2*4096*4096*2 = 67108864 B in 33 µs = 2033.6 GB/s = 50.8 % of 4000 (stated
     # 49.3–52.4: units); 40/33 = 1.21 with the ranges apart
     assert ("| 4096×4096 float16 | fwd | 210 (203–217) | 40 (38–42) | 33.0 (32.0–34.0) | 6.4× · faster "
-            "| 1.21× · faster | 51 % |") in table
+            "| 1.21× · faster | 51% |") in table
     # fwd+bwd: 5*4096*4096*2 B in 95 µs = 44.2 %; kernel 95 (92.15–97.85) against torch 100 (97–103): on par
     assert ("| 4096×4096 float16 | fwd + bwd | 900 (870–930) | 100 (97–103) | 95 (92–98) | 9.5× · faster "
-            "| 1.05× · on par | 44 % |") in table
+            "| 1.05× · on par | 44% |") in table
     assert "10 warm-up replays, then the median of 20 samples of 10 replays; 3 repetitions" in table
 
 
@@ -147,13 +147,13 @@ def test_tables_in_every_language(tmp_path):
     zh = _read(tmp_path / "timing.zh.md")
     # the words change, the numbers do not; a multiple is claims.text + "×" in every language
     assert ("| 4096×4096 float16 | 前向 | 210 (203–217) | 40 (38–42) | 33.0 (32.0–34.0) | 6.4 倍 · 更快 "
-            "| 1.21 倍 · 更快 | 51 % |") in zh
+            "| 1.21 倍 · 更快 | 51% |") in zh
     vi = _read(tmp_path / "timing.vi.md")
     assert ("| 128×257 float32 | lượt xuôi | 31,0 (30,0–32,0) | 6,2 (6,0–6,4) | 6,4 (6,2–6,6) | 4,8× · nhanh hơn "
             "| 0,97× · ngang nhau | — |") in vi
     accuracy = _read(tmp_path / "accuracy.md")
-    assert "| $y$ | float32 | 1e-05 | 0.0001 | 36 | 1.00e-06 | 0.100 | 0 |" in accuracy
-    assert "| $y$ | float32 | 1e-05 | 0,0001 | 36 | 1,00e-06 | 0,100 | 0 |" in _read(tmp_path / "accuracy.vi.md")
+    assert "| $y$ | float32 | 1\u00a0×\u00a010⁻⁵ | 0.0001 | 36 | 1.00\u00a0×\u00a010⁻⁶ | 0.100 | 0 |" in accuracy
+    assert "| $y$ | float32 | 1\u00a0×\u00a010⁻⁵ | 0,0001 | 36 | 1,00\u00a0×\u00a010⁻⁶ | 0,100 | 0 |" in _read(tmp_path / "accuracy.vi.md")
     training = _read(tmp_path / "training.md")
     assert "| 0.30000 | 0.30000 |" in training and "| 100 / 100 |" in training
 
@@ -166,10 +166,10 @@ def test_quotes_are_the_tables_numbers(tmp_path):
     # copy 4000 with runs 3990–4010: the copy floor (±2 %) states 3920–4080
     assert q["copy_gb_per_s"] == "4000 (3920–4080) GB/s"
     assert q["fwd_kernel_us_128x257_fp32"] == "6.4 µs" and q["fwdbwd_reference_us_4096x4096_fp16"] == "900 µs"
-    assert q["fwd_kernel_pct_copy_4096x4096_fp16"] == "51 %"
+    assert q["fwd_kernel_pct_copy_4096x4096_fp16"] == "51%"
     # torch fwd, large: 67108864 B in 40 µs = 41.9 %; reference: in 210 µs = 7.99 % (stated 7.75–8.23)
-    assert q["fwd_torch_pct_copy_4096x4096_fp16"] == "42 %"
-    assert q["fwd_reference_pct_copy_4096x4096_fp16"] == "8.0 %"
+    assert q["fwd_torch_pct_copy_4096x4096_fp16"] == "42%"
+    assert q["fwd_reference_pct_copy_4096x4096_fp16"] == "8.0%"
     assert "fwd_kernel_pct_copy_128x257_fp32" not in q  # the small shape is launch-bound: no % of copy
     assert q["fwd_vs_reference_128x257_fp32"] == "4.8×" and q["fwd_vs_reference_verdict_128x257_fp32"] == "faster"
     assert q["fwd_vs_torch_verdict_128x257_fp32"] == "on par"
@@ -178,7 +178,8 @@ def test_quotes_are_the_tables_numbers(tmp_path):
     # host costs (small shape) and fits
     assert q["fwd_kernel_host_us"] == "90 µs" and q["fwdbwd_torch_host_us"] == "150 µs"
     assert q["fwd_kernel_fixed_us"] == "4.2 µs" and q["fwd_torch_fixed_us"] == "3.10 µs"
-    assert q["fwd_torch_fit_gbps"] == "—" and q["fwdbwd_kernel_fit_gbps"] == "3100 GB/s"
+    # a fit with no slope: a sentence says so in words, never with a bare dash
+    assert q["fwd_torch_fit_gbps"] == "not measurable" and q["fwdbwd_kernel_fit_gbps"] == "3100 GB/s"
     assert q["host_shape"] == "128×257 float32"
     assert (q["fit_m_min"], q["fit_m_max"], q["fit_n"]) == ("256", "4096", "4096")
     assert (q["timing_samples"], q["timing_repeats"], q["timing_max_copies"]) == ("20", "3", "8")
@@ -187,8 +188,9 @@ def test_quotes_are_the_tables_numbers(tmp_path):
     zh = json.loads(_read(tmp_path / "quotes.zh.json"))
     assert zh.keys() == q.keys()
     assert zh["fwd_vs_reference_verdict_128x257_fp32"] == "更快" and zh["fwd_vs_reference_128x257_fp32"] == "4.8 倍"
+    assert zh["fwd_torch_fit_gbps"] == "测不出"
     vi = json.loads(_read(tmp_path / "quotes.vi.json"))
-    assert vi["fwd_reference_pct_copy_4096x4096_fp16"] == "8,0 %" and vi["fwd_torch_fixed_us"] == "3,10 µs"
+    assert vi["fwd_reference_pct_copy_4096x4096_fp16"] == "8,0%" and vi["fwd_torch_fixed_us"] == "3,10 µs"
 
 
 def test_write_is_deterministic(tmp_path):
