@@ -7,7 +7,6 @@ parts that need no browser.
 import json
 import re
 import sys
-import textwrap
 from html import unescape
 
 import pytest
@@ -22,10 +21,7 @@ TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$")
 TITLE = re.compile(r"<title>(.*?)</title>", re.DOTALL)
 TOC = re.compile(r'<nav class="md-nav md-nav--secondary".*?</nav>\s*</div>', re.DOTALL)
 TOC_ENTRY = re.compile(r'<span class="md-ellipsis">(.*?)</span>', re.DOTALL)
-# The widest line a listing may have (black's 88): the code box is 688 px wide at 1280 px (Material's
-# grid with both sidebars), and docs/assets/stylesheets/extra.css sets the code font so that 88
-# columns fit there; tests/test_browser.py checks on screen that the listings fit.
-MAX_LISTING_COLUMNS = 88
+# The widest line a listing may have: scripts/check.py (MAX_LISTING_COLUMNS), run by tests/test_check.py
 
 
 def text(html):
@@ -79,28 +75,6 @@ def test_listings_are_titled_with_their_source_path_linked_to_the_repository(sit
     for (href, title), (path, lines) in zip(titles, expected):
         anchor = f"#L{lines[0]}-L{lines[1]}" if lines else ""
         assert href == f"{REPO_URL}/blob/main/{path}{anchor}", f"{language}/{page}: {title} links to {href}"
-
-
-def included_sections():
-    seen = set()
-    for _, _, markdown in markdown_pages():
-        for match in LISTING.finditer(markdown):
-            target = match["target"]
-            if ":" in target and target not in seen:
-                seen.add(target)
-                yield target
-
-
-def section_lines(target):
-    path, lines = source_of(target)
-    body = (ROOT / path).read_text(encoding="utf-8").splitlines()[lines[0] - 1:lines[1]]
-    return textwrap.dedent("\n".join(body)).splitlines()
-
-
-@pytest.mark.parametrize("target", sorted(included_sections()))
-def test_no_line_of_a_listing_is_wider_than_the_code_box(target):
-    wide = [f"{len(line)}: {line.strip()[:60]}" for line in section_lines(target) if len(line) > MAX_LISTING_COLUMNS]
-    assert not wide, f"{target}: {len(wide)} lines wider than {MAX_LISTING_COLUMNS} columns: {wide[:5]}"
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
