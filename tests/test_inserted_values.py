@@ -191,6 +191,7 @@ PROSE_STYLE = {
            "a count said twice": re.compile(r"\b\d+ ?/ ?\d+ (?:trên|trong|của) (?:tổng số )?(?:\d+|hai|ba|bốn|năm|sáu|"
                                             r"bảy|tám|chín|mười)\b")},
 }
+MINUS_RULE = {"a hyphen for a minus sign": STYLE["a hyphen for a minus sign"]}
 REVISION_DATE = re.compile(r'<span class="git-revision-date-localized-plugin[^"]*"[^>]*>(.*?)</span>', re.DOTALL)
 DATES = {"en": r"[A-Z][a-z]+ \d{1,2}, \d{4}", "zh": r"\d{4}年\d{1,2}月\d{1,2}日", "vi": r"\d{1,2} tháng \d{1,2} năm \d{4}"}
 
@@ -200,7 +201,8 @@ def test_the_built_pages_write_numbers_in_one_style(site_dir, language):
     found = []
     for page in pages(language):
         text = visible_text(built_page(site_dir, language, page).read_text(encoding="utf-8"))
-        for what, rule in PROSE_STYLE[language].items():
+        rules = PROSE_STYLE[language] | (MINUS_RULE if page.endswith(".md") else {})  # a notebook's code is text
+        for what, rule in rules.items():
             found += [f"{language}/{page}: {what}: …{text[max(0, m.start() - 40):m.end() + 30]}…"
                       for m in rule.finditer(text)]
     assert not found, "numbers in another style than the authoring guide's (fix the page source):\n" + "\n".join(found)
