@@ -642,7 +642,8 @@ def quotes(measurements, t=ENGLISH):
             q[f"{p}_{name}_gpu_us_{s}"] = _us(gpu, t)
             q[f"{p}_{name}_launches_{s}"] = t.number(pr["launches_per_call"], ".0f")
             if name == "fast":
-                for part, marker in (("fwd", "fwd_kernel"), ("bwd", "bwd_kernel"), ("reduce", "sum_partials")):
+                # by pass, whatever the design: ln_fast_bwd_staged_kernel, rms_fast_fwd_chunked_kernel, ...
+                for part, marker in (("fwd", "_fast_fwd"), ("bwd", "_fast_bwd"), ("reduce", "sum_partials")):
                     runs = [sum(k["us_per_call"]["runs"][i] for k in pr["kernels"] if marker in k["kernel"])
                             for i in range(res["protocol"]["repeats"])]
                     q[f"{p}_fast_{part}_kernel_us_{s}"] = _us(figure(runs), t)

@@ -129,10 +129,13 @@ def _profile(op):
             8192: ((520.0, 500.0, 540.0), (780.0, 775.0, 785.0),
                    ((200.0, 198.0, 202.0), (570.0, 566.0, 572.0), (10.0, 9.8, 10.2)))}
     torch_ = {4096: ((150.0, 145.0, 155.0), (600.0, 596.0, 604.0)), 8192: ((700.0, 690.0, 710.0), (800.0, 795.0, 805.0))}
+    # each design's kernel has its own name: at 8192 the staged backward and the chunked forward
+    designs = {4096: ("", ""), 8192: ("_chunked", "_staged")}
     for n in TARGET_N:
         host, gpu, (fwd, bwd, reduce) = fast[n]
-        kernels = [{"kernel": f"{prefix}_fast_bwd_kernel", "us_per_call": fig(*bwd), "count_per_call": 1.0},
-                   {"kernel": f"{prefix}_fast_fwd_kernel", "us_per_call": fig(*fwd), "count_per_call": 1.0},
+        fwd_design, bwd_design = designs[n]
+        kernels = [{"kernel": f"{prefix}_fast_bwd{bwd_design}_kernel", "us_per_call": fig(*bwd), "count_per_call": 1.0},
+                   {"kernel": f"{prefix}_fast_fwd{fwd_design}_kernel", "us_per_call": fig(*fwd), "count_per_call": 1.0},
                    {"kernel": "sum_partials_kernel", "us_per_call": fig(*reduce), "count_per_call": 1.0}]
         out.append({"op": op, "provider": "fast", "M": M, "N": n, "dtype": "bfloat16", "host_us_per_call": fig(*host),
                     "gpu_us_per_call": fig(*gpu), "launches_per_call": 3.0, "kernels": kernels})
@@ -355,6 +358,7 @@ def test_quotes_are_strings_the_pages_can_quote(tmp_path):
     # each kernel's time per repetition, summed by name: fwd 99/100/102, bwd 290/295/297, reduce 4.9/5.0/5.1
     assert q["ln_fast_fwd_kernel_us_32768x4096"] == "100" and q["ln_fast_bwd_kernel_us_32768x4096"] == "295"
     assert q["ln_fast_reduce_kernel_us_32768x4096"] == "5.0" and q["rms_fast_reduce_kernel_us_32768x8192"] == "10.0"
+    assert q["rms_fast_fwd_kernel_us_32768x8192"] == "200" and q["rms_fast_bwd_kernel_us_32768x8192"] == "570"
     assert "rms_torch_host_us_32768x8192" not in q  # the profile that failed
     # the launch-bound shape: GPU time 5.2 / 4.2 = 1.24 (ranges apart), 8.8 / 8.4 = 1.05 (ranges overlap);
     # host cost 31 / 82 = 0.38: the fast path costs the host more
