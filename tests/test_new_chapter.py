@@ -133,7 +133,7 @@ MEASUREMENTS = {
     "results": {"M": 4096, "rows": [{"N": 1024, "gb_per_s": 512.25}, {"N": 4096, "gb_per_s": 12345.25}]},
 }
 # the same best bandwidth, 12345.25 GB/s, as each language writes it (normkit.words.number)
-BEST = {"en": "12345.2", "zh": "12345.2", "vi": "12\u00a0345,2"}
+BEST = {"en": "12,345.2", "zh": "12,345.2", "vi": "12\u00a0345,2"}
 
 
 def name(text):
