@@ -98,14 +98,28 @@ def anchor(key):
     return key.replace("_", "-")
 
 
+ENGLISH_BESIDE = {"zh": "（{}）"}  # full-width parentheses beside Chinese; " ({})" elsewhere
+
+
+def english_beside(entry, language):
+    """The English term beside a translated one, in the language's parentheses, or nothing where the
+    translated term already shows it. Its parts do not nest: "data type (dtype)" is written
+    (data type, dtype), and a part the translated term shows (SM, ulp) is left out."""
+    own = entry[language]["term"]
+    parts = [part.strip() for part in re.split(r"[()]", entry["en"]["term"]) if part.strip()]
+    shown = [part for part in parts if not re.search(rf"(?<!\w){re.escape(part)}(?!\w)", own, re.IGNORECASE)]
+    if language == "en" or not shown:
+        return ""
+    return ENGLISH_BESIDE.get(language, " ({})").format(", ".join(shown))
+
+
 def listing(language):
     """The terms as a definition list: the term (and the English one), then its definition."""
     lines = []
     for key, entry in sorted(terms().items(), key=lambda item: sort_key(item[1], language)):
         own = entry[language]
-        same = entry["en"]["term"].casefold() == own["term"].casefold()
-        english = "" if language == "en" or same else f" ({entry['en']['term']})"
-        lines += [f'<span id="{anchor(key)}"></span>**{own["term"]}**{english}', "", f":   {own['definition']}", ""]
+        lines += [f'<span id="{anchor(key)}"></span>**{own["term"]}**{english_beside(entry, language)}', "",
+                  f":   {own['definition']}", ""]
     return "\n".join(lines)
 
 
