@@ -101,4 +101,6 @@ def test_every_page_links_the_repository_its_source_and_its_last_update(site_dir
         stem, suffix = page.rsplit(".", 1)[0], "." + page.rsplit(".", 1)[1]
         source = EDIT_PATH[suffix].format(language=language, page=page, stem=stem.split("/")[-1])
         assert f'href="{REPO_URL}/edit/main/{source}"' in html, f"{language}/{page}: no 'edit this page' link to {source}"
-        assert re.search(r'git-revision-date-localized-plugin-date"[^>]*>[^<]*\d', html), f"{language}/{page}: no last-update date"
+        # the plugin's class names the date's type: "date", or "custom" (mkdocs.vi.yml's format)
+        assert re.search(r'git-revision-date-localized-plugin-(?:date|custom)"[^>]*>[^<]*\d', html), (
+            f"{language}/{page}: no last-update date")
