@@ -20,12 +20,16 @@ saying "not measured yet"; the sentences say how to refresh them.
 import difflib
 import json
 import re
+import sys
 from functools import cache
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+import gpu_build  # noqa: E402  (scripts/gpu_build.py: the data sets, and the command that previews one)
+
 DATA_ROOT = ROOT / "docs" / "data"
 PLACEHOLDER = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\.([A-Za-z0-9_]+)\s*\}\}")
 DATA_INCLUDE = re.compile(r'^(?P<lead>\s*-{1,}8<-{1,}\s+")(?P<stem>[\w/-]+)\.md"', re.MULTILINE)
@@ -36,7 +40,7 @@ BRACES = re.compile(r"\{\{.*?\}\}")
 # the other hooks' markers: page_furniture fills the first (before this hook), glossary the second
 FILLED_ELSEWHERE = re.compile(r"\{\{\s*(?:page\.reading_minutes|glossary)\s*\}\}")
 MAX_KEYS_SHOWN = 12
-PLACEHOLDER_COMMAND = ".venv/bin/python scripts/gpu_build.py placeholder --only {name}"
+PLACEHOLDER_COMMAND = gpu_build.PLACEHOLDER_COMMAND
 NO_DATA = ("docs/data/{name}/ has no measurements yet: without a GPU, `{placeholder}` gives it placeholder "
            "data (its pages then say 'not measured yet'); on a CUDA machine, `python scripts/gpu_build.py --only "
            "{name}` measures it")
@@ -59,8 +63,10 @@ def is_placeholder(chapter):
     return path.is_file() and bool(json.loads(path.read_text(encoding="utf-8"))["provenance"].get("placeholder"))
 
 
+@cache
 def data_sets():
-    return sorted(path.parent.name for path in (ROOT / "snippets").glob("*/dataset.toml"))
+    """The registered data sets, read once a build (a page may quote hundreds of values)."""
+    return sorted(gpu_build.registered_data_sets())
 
 
 def unknown_key(where, chapter, key, keys, language):
@@ -150,3 +156,4 @@ def on_pre_build(config, **kwargs):
     # mkdocs serve keeps this module between its rebuilds: read the data again at each one
     quotes.cache_clear()
     is_placeholder.cache_clear()
+    data_sets.cache_clear()

@@ -24,11 +24,15 @@ import json
 import logging
 import math
 import re
+import sys
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+from gpu_build import PLACEHOLDER_COMMAND  # noqa: E402  (scripts/gpu_build.py)
+
 # where pymdownx.snippets looks for an included file (its base_path in mkdocs.yml), in that order
 INCLUDE_ROOTS = ("snippets", "docs/data")
 
@@ -53,7 +57,7 @@ LOCALIZED = re.compile(r"\.[a-z]{2}\.\w+$")  # table.zh.md: the page includes ta
 RENDERED = (".md", ".txt")  # what a data set's report writes under docs/data for pages to include
 # where a file under docs/data comes from, for the sentence that says how to write it
 DATA_FIX = ("the GPU build renders a data set's files (`.venv/bin/python scripts/gpu_build.py render --only {name}`); "
-            "without a GPU, `.venv/bin/python scripts/gpu_build.py placeholder --only {name}` writes placeholders "
+            f"without a GPU, `{PLACEHOLDER_COMMAND}` writes placeholders "
             "for every file the pages include")
 
 
@@ -114,7 +118,7 @@ def include_problems(markdown, where):
 def source_of(target):
     """The repository path of an included file, and the 1-based line range of a named section."""
     name, _, section = target.partition(":")
-    path = next(f"{root}/{name}" for root in INCLUDE_ROOTS if (ROOT / root / name).is_file())
+    path = included_file(name).relative_to(ROOT).as_posix()
     if not section:
         return path, None
     lines = (ROOT / path).read_text(encoding="utf-8").splitlines()
