@@ -167,13 +167,14 @@ def _english_plurals(form):
     return [form, form + "s"]
 
 
+@cache
 def uses(language):
     """{surface form: id or None}: every form that counts as a use of a term in this language, and
     (mapped to None) the longer words that contain a form without being a use of it."""
     found = {}
     for key, entry in terms().items():
         fields = entry[language]
-        forms = [f for f in fields.get("forms", [fields["term"]])]
+        forms = fields.get("forms", [fields["term"]])
         if language == "en":
             forms = [plural for form in forms for plural in _english_plurals(form)]
         for form in forms:
@@ -222,22 +223,35 @@ def prose_spans(markdown):
     return [(a, b) for a, b in spans if b > a]
 
 
-def link_first_uses(markdown, language, glossary_url, definitions=None):
-    """The Markdown with the first use of every term in prose linked to its glossary entry."""
-    linked = set(GLOSSARY_LINK.findall(markdown))
+def term_uses(markdown, language):
+    """(match, id) for every use of a term in the page's prose, in order."""
     pattern, forms = use_pattern(language), uses(language)
-    insertions = []
     for start, end in prose_spans(markdown):
         for match in pattern.finditer(markdown, start, end):
             key = forms[match.group(0)]
-            if key is None or anchor(key) in linked:
-                continue
-            linked.add(anchor(key))
-            title = f' "{definitions[key]}"' if definitions else ""
-            insertions.append((match.start(), match.end(), f"[{match.group(0)}]({glossary_url}#{anchor(key)}{title})"))
+            if key is not None:
+                yield match, key
+
+
+def link_first_uses(markdown, language, glossary_url, definitions=None):
+    """The Markdown with the first use of every term in prose linked to its glossary entry."""
+    linked = set(GLOSSARY_LINK.findall(markdown))
+    insertions = []
+    for match, key in term_uses(markdown, language):
+        if anchor(key) in linked:
+            continue
+        linked.add(anchor(key))
+        title = f' "{definitions[key]}"' if definitions else ""
+        insertions.append((match.start(), match.end(), f"[{match.group(0)}]({glossary_url}#{anchor(key)}{title})"))
     for start, end, link in reversed(insertions):
         markdown = markdown[:start] + link + markdown[end:]
     return markdown
+
+
+@cache
+def link_titles(language):
+    """{term: its definition as a link's title} in one language."""
+    return {key: plain_definition(entry[language]["definition"]) for key, entry in terms().items()}
 
 
 def plain_definition(text):
@@ -252,16 +266,15 @@ def on_page_markdown(markdown, page, config, **kwargs):
         if not page.file.src_uri.endswith(".md"):
             return markdown
         url = posixpath.relpath("glossary.md", posixpath.dirname(page.file.src_uri) or ".")
-        definitions = {key: plain_definition(entry[language]["definition"]) for key, entry in terms().items()}
-        return link_first_uses(markdown, language, url, definitions)
+        return link_first_uses(markdown, language, url, link_titles(language))
     missing = problems()
     if missing:
         raise PluginError(f"{GLOSSARY.name} is incomplete:\n  " + "\n  ".join(missing))
     return markdown.replace(MARKER, listing(language))
 
 
-def on_serve(server, **kwargs):
-    # mkdocs serve rebuilds when the glossary changes (snippets/ is watched); read it again then.
-    entries.cache_clear()
-    use_pattern.cache_clear()
-    return server
+def on_pre_build(config, **kwargs):
+    # mkdocs serve keeps this module between its rebuilds (on_serve runs once, before the first):
+    # read the glossary again at each one, so an edit of glossary.toml shows (snippets/ is watched)
+    for cached in (entries, uses, use_pattern, link_titles):
+        cached.cache_clear()

@@ -32,17 +32,13 @@ def glosses(markdown, language, names):
     """[(key, form, is_first_use)] for every English gloss of a term in the page's prose, in order. A term
     with several forms (获取 / 释放: acquire / release) may gloss each form, at that form's first use."""
     markdown = FRONT_MATTER.sub("", markdown)
-    pattern, forms = glossary.use_pattern(language), glossary.uses(language)
     seen, found = set(), []
-    for start, end in glossary.prose_spans(markdown):
-        for match in pattern.finditer(markdown, start, end):
-            key, form = forms[match.group(0)], match.group(0).casefold()
-            if key is None:
-                continue
-            gloss = GLOSS.match(markdown, match.end())
-            if gloss and gloss.group(1).casefold() in names[key]:
-                found.append((key, form, (key, form) not in seen))
-            seen.add((key, form))
+    for match, key in glossary.term_uses(markdown, language):
+        form = match.group(0).casefold()
+        gloss = GLOSS.match(markdown, match.end())
+        if gloss and gloss.group(1).casefold() in names[key]:
+            found.append((key, form, (key, form) not in seen))
+        seen.add((key, form))
     return found
 
 
