@@ -132,7 +132,7 @@ def host_tasks(op, name, M, N, dtype, protocol):
 
 # The backward's designs side by side (Going faster: what made the difference): at each width, the
 # fastest configuration of each design in the tuning run behind the launch table, timed in this run
-DESIGN_N = (2304, 4352, 8192, 16384)
+DESIGN_N = (2304, 4352, 8192, 9216, 16384)
 
 
 def design_tasks(op, n, dtype, protocol, total):
@@ -180,10 +180,13 @@ def _fast_calls(op, M, N, dtype):
     x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
     xd, wd, bd = (t.detach() for t in (x, w, b))
     elt = xd.element_size()
-    kind, block, rows, num_warps = fast.forward_config(N, elt)
-    meta = {"N": N, "STRIDE": N, ("BLOCK_N" if kind == "row" else "CHUNK"): block, "ROWS": rows,
+    config = fast.forward_config(N, elt)
+    kind, block, rows, num_warps = config[:4]
+    meta = {"N": N, "STRIDE": N, ("CHUNK" if kind == "chunked" else "BLOCK_N"): block, "ROWS": rows,
             "HAS_W": True, "num_warps": num_warps}
-    launcher = fast.fwd_row if kind == "row" else fast.fwd_chunked
+    if op == "layernorm" and kind != "chunked":  # its row kernel also takes a second tile
+        meta["REST"] = config[4] if kind == "tiles" else 0
+    launcher = fast.fwd_chunked if kind == "chunked" else fast.fwd_row
     y = torch.empty_like(xd)
     fn, torch_fn = _provider_fn(op, "fast"), _provider_fn(op, "torch")
     if op == "layernorm":
@@ -443,10 +446,12 @@ def fast_launch(op, M, N, dtype=torch.bfloat16):
     # as backward_rows computes it: groups of `split` programs, one partial row each
     groups, rows_per_program = fast.backward_grid(M, bwd[2], max(1, sms * bwd[4] // split))
     return {"op": op, "M": M, "N": N, "fwd_design": fwd[0], "fwd_block": fwd[1], "fwd_rows": fwd[2],
-            "fwd_warps": fwd[3], "fwd_programs": -(-M // fwd[2]), "bwd_design": bwd[0], "bwd_block": bwd[1],
+            "fwd_warps": fwd[3], "fwd_rest": fwd[4] if fwd[0] == "tiles" else 0,
+            "fwd_programs": -(-M // fwd[2]), "bwd_design": bwd[0], "bwd_block": bwd[1],
             "bwd_rows": bwd[2], "bwd_warps": bwd[3], "programs_per_sm": bwd[4],
             "prefetch": bool(bwd[5]) if bwd[0] == "row" else False, "sm_count": sms,
             "split": split, "stages": bwd[6] if staged else 1, "bwd_rest": bwd[7] if staged else 0,
+            "bwd_early": bwd[8] if staged else False,
             "bwd_programs": groups * split, "partial_rows": groups, "rows_per_program": rows_per_program}
 
 

@@ -34,7 +34,7 @@ import triton
 
 from faster.benchmark import LN_EPS, RMS_EPS, _inputs, _provider_fn
 from normkit.bench import copy_bandwidth_gb_per_s, median_call_ms
-from normkit.tiles import staged_config
+from normkit.tiles import staged_config, two_tiles
 
 OPS = ("layernorm", "rmsnorm")
 TOTAL = 2**27  # elements per tensor at every N: 256 MiB in bf16
@@ -56,7 +56,7 @@ def rows_for(n, dtype=torch.bfloat16, total=TOTAL):
     return rows // 2 if dtype == torch.float32 else rows
 
 
-def forward_candidates(n):
+def forward_candidates(n, op):
     block = triton.next_power_of_2(n)
     out = []
     for rows in (1, 2, 4, 8):
@@ -64,6 +64,13 @@ def forward_candidates(n):
             per_thread = rows * block // (warps * 32)
             if rows * block <= 16384 and 4 <= per_thread <= 64:
                 out.append(("row", block, rows, warps))
+    if op == "layernorm" and block != n:  # its row kernel can hold a row as two tiles
+        # one row a program: with several, the (ROWS, 1) sums tie the tiles' layouts
+        # again (faster/test_layouts.py)
+        for warps in (4, 8, 16):
+            tile, rest = two_tiles(n, 1, warps)
+            if tile + rest < block and 4 <= tile // (warps * 32) <= 64:
+                out.append(("tiles", tile, 1, warps, rest))
     if block >= 8192:  # chunks pay off once a row fills a program's registers
         for chunk in (2048, 4096, 8192):
             for warps in (8, 16, 32):
@@ -104,13 +111,14 @@ MAX_WARPS_PER_SM = 64
 def staged_candidates(n, element_size=2):
     """The pipelined backward: per program ROWS x (N / SPLIT) columns of dW (and dB) in
     registers, as one tile or two, STAGES steps of x and dy (the whole row, for the row
-    sums) in shared memory; only grids whose programs are all resident at once."""
+    sums) in shared memory; only grids whose programs are all resident at once. With two
+    tiles, the weight gradients added before the row sums or after dx (registers)."""
     out = set()
     for split in (1, 2) if n > 4096 else (1,):
         for tiles in (1, 2):
             for rows in (1, 2, 4):
                 for warps in (4, 8, 16, 32):
-                    cfg = staged_config(n, rows, warps, 1, split, 3, tiles)
+                    cfg = staged_config(n, rows, warps, 1, split, 3, tiles, False)
                     if warps == 32 and cfg[1] < 8192:
                         continue  # won nowhere in tune-8
                     cols = cfg[1] + cfg[7]  # TILE + REST
@@ -120,30 +128,42 @@ def staged_candidates(n, element_size=2):
                     for stages in (3, 4):  # 2 won nowhere in tune-8
                         shared = stages * rows * cols * split * 2 * element_size
                         for per_sm in (1, 2, 3, 4):
-                            if per_sm * shared <= SHARED_BYTES and per_sm * warps <= MAX_WARPS_PER_SM:
-                                out.add(staged_config(n, rows, warps, per_sm, split, stages, tiles))
+                            if per_sm * shared > SHARED_BYTES or per_sm * warps > MAX_WARPS_PER_SM:
+                                continue
+                            for early in (False, True) if cfg[7] else (False,):
+                                out.add(staged_config(n, rows, warps, per_sm, split, stages, tiles,
+                                                      early))
     return sorted(out)
 
 
 PRIOR = {}  # (op, N, pass) -> (the configurations worth timing again, the designs timed) (--prior)
+FRESH = set()  # designs timed in full despite --prior: their kernel changed since (--fresh)
 
 
 def keep(op, n, kind, cands):
     """With --prior: the prior run's fastest configurations, and every candidate of a design the
-    prior run did not time."""
+    prior run did not time or that --fresh names."""
     prior = PRIOR.get((op, n, kind))
     if prior is None:
         return cands
     best, designs = prior
-    return [c for c in cands if c[0] not in designs or tuple(c) in best]
+    return [c for c in cands if c[0] not in designs or c[0] in FRESH or tuple(c) in best]
 
 
 def load_prior(path, passes=("fwd", "bwd"), top=4):
     for r in json.loads(Path(path).read_text())["tuned"]:
         for kind in passes:
-            ok = sorted((c for c in r[kind] if "ms" in c), key=lambda c: c["ms"])
-            PRIOR[(r["op"], r["N"], kind)] = ({tuple(c["config"]) for c in ok[:top]},
+            ok = sorted((c for c in r[kind] if "ms" in c and c.get("ok", True)), key=lambda c: c["ms"])
+            PRIOR[(r["op"], r["N"], kind)] = ({_current(c["config"]) for c in ok[:top]},
                                               {c["config"][0] for c in r[kind]})
+
+
+def _current(config):
+    """A configuration of an earlier run in today's form (runs before tune-10 had no EARLY: the
+    weight gradients were added after dx)."""
+    if config[0] == "staged" and len(config) == 8:
+        return (*config, False)
+    return tuple(config)
 
 
 def _compile_key(n, cfg):
@@ -172,12 +192,12 @@ def _compile_task(task):
         return f"{op} {n} {cfg}: {type(e).__name__} {str(e)[:100]}"
 
 
-def precompile(ns, workers, dtype):
+def precompile(ns, workers, dtype, ops=OPS):
     tasks, seen = [], set()
-    for op in OPS:
+    for op in ops:
         for n in ns:
             bwd = backward_candidates(n, torch.empty((), dtype=dtype).element_size())
-            for kind, cands in (("fwd", forward_candidates(n)), ("bwd", bwd)):
+            for kind, cands in (("fwd", forward_candidates(n, op)), ("bwd", bwd)):
                 for cfg in keep(op, n, kind, cands):
                     key = (op, kind, _compile_key(n, cfg))
                     if key not in seen:
@@ -231,23 +251,41 @@ def tune_n(op, n, copy, dtype=torch.bfloat16):
     head = (x, w, b, LN_EPS) if op == "layernorm" else (x, w, RMS_EPS)
     saved = fast.forward_rows(*head)[1]
     result = {"op": op, "N": n, "M": m, "fwd": [], "bwd": []}
-    for kind, cands, n_bytes in (("fwd", forward_candidates(n), 2), ("bwd", backward_candidates(n, elt), 3)):
+    reference = {"fwd": fast.forward_rows(*head), "bwd": fast.backward_rows(dy, x, w, saved)}
+    for kind, cands, n_bytes in (("fwd", forward_candidates(n, op), 2),
+                                 ("bwd", backward_candidates(n, elt), 3)):
         for cfg in keep(op, n, kind, cands):
             if kind == "fwd":
                 step = lambda: fast.forward_rows(*head, config=cfg)  # noqa: E731
             else:
                 step = lambda: fast.backward_rows(dy, x, w, saved, config=cfg)  # noqa: E731
             try:
+                diff = worst_difference(step(), reference[kind])
                 ms = graph_ms(step)
-                result[kind].append({"config": list(cfg), "ms": ms, "pct": pct(n_bytes * m * n * elt, ms, copy)})
+                result[kind].append({"config": list(cfg), "ms": ms, "pct": pct(n_bytes * m * n * elt, ms, copy),
+                                     "difference": diff, "ok": diff <= AGREE})
             except Exception as e:
                 result[kind].append({"config": list(cfg), "error": f"{type(e).__name__}: {str(e)[:100]}"})
-        ok = [r for r in result[kind] if "ms" in r]
+        ok = [r for r in result[kind] if r.get("ok")]
         result[f"best_{kind}"] = min(ok, key=lambda r: r["ms"]) if ok else None
     result["kernels"] = compiled_resources(fast, n)
     del x, w, b, dy, saved
     torch.cuda.empty_cache()
     return result
+
+
+AGREE = 2e-2  # bf16 keeps 8 bits: two orders of fp32 sums may round 1/128 apart
+
+
+def worst_difference(outputs, reference):
+    """The largest difference of a candidate's outputs from the table's configuration's, each
+    relative to the largest value of that output: a candidate that disagrees never wins."""
+    worst = 0.0
+    for out, ref in zip(outputs, reference):
+        if out is not None:
+            scale = ref.float().abs().max().clamp_min(1e-30)
+            worst = max(worst, ((out.float() - ref.float()).abs().max() / scale).item())
+    return worst
 
 
 def compiled_resources(fast, n):
@@ -331,8 +369,10 @@ def table_entry_of(config):
     cfg = list(config)
     if cfg[0] == "row":
         return [cfg[0], *cfg[2:]]  # BLOCK_N follows from N
+    if cfg[0] == "tiles":
+        return [cfg[0], *cfg[2:4]]  # so do the tiles
     if cfg[0] == "staged":  # the tiles follow from N, SPLIT and TILES
-        return [cfg[0], *cfg[2:7], 2 if cfg[7] else 1]
+        return [cfg[0], *cfg[2:7], 2 if cfg[7] else 1, cfg[8]]
     return cfg
 
 
@@ -379,6 +419,9 @@ def main(argv=None):
     p.add_argument("--prior", help="tune.json of an earlier run: time only its 4 best configurations again "
                    "(and every candidate of a design it did not time)")
     p.add_argument("--prior-passes", default="fwd,bwd", help="the passes --prior applies to")
+    p.add_argument("--fresh", default="", help="comma-separated designs to time in full despite --prior "
+                   "(their kernel changed since the prior run)")
+    p.add_argument("--ops", default=",".join(OPS), help="the ops to tune (--update keeps the others' tables)")
     p.add_argument("--providers-step", type=int, default=256, help="providers at every N that is a multiple of this")
     p.add_argument("--wait-pid", type=int, help="after compiling, wait for this process (tests on the same GPU)")
     p.add_argument("--workers", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
@@ -395,14 +438,17 @@ def main(argv=None):
     t0 = time.time()
     ns = [int(n) for n in a.widths.split(",")] if a.widths else list(range(a.n_min or a.step, 16384 + 1, a.step))
     if a.prior:
-        load_prior(a.prior, tuple(a.prior_passes.split(",")))
+        for prior in a.prior.split(","):
+            load_prior(prior, tuple(a.prior_passes.split(",")))
+    FRESH.update(filter(None, a.fresh.split(",")))
+    ops = tuple(a.ops.split(","))
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
               "total_elements": TOTAL, "step": a.step}
 
     def save():
         (out / "tune.json").write_text(json.dumps(report, indent=1) + "\n")
 
-    n_tasks, errors = precompile(ns, a.workers, dtype)
+    n_tasks, errors = precompile(ns, a.workers, dtype, ops)
     report["precompile"] = {"tasks": n_tasks, "errors": errors, "s": round(time.time() - t0, 1)}
     print(f"# precompiled {n_tasks} configurations in {time.time() - t0:.0f} s, {len(errors)} failed", flush=True)
     while a.wait_pid and Path(f"/proc/{a.wait_pid}").exists():
@@ -416,7 +462,7 @@ def main(argv=None):
         if time.time() - t0 > a.budget_s:
             print(f"# budget reached before N={n}", flush=True)
             break
-        for op in OPS:
+        for op in ops:
             r = tune_n(op, n, copy, dtype)
             tuned.append(r)
             bf, bb = r["best_fwd"], r["best_bwd"]
@@ -426,7 +472,7 @@ def main(argv=None):
         save()
     report["tune_s"] = round(time.time() - t0, 1)
     elt = torch.empty((), dtype=dtype).element_size()
-    for op in OPS:
+    for op in ops:
         table = table_from(tuned, op)
         fast = fast_module(op)
         if a.update:
@@ -451,24 +497,24 @@ def main(argv=None):
     for n in sorted({r["N"] for r in tuned if r["N"] % a.providers_step == 0}):
         if time.time() - t0 > a.deadline_s - 120:
             break
-        for op in OPS:
+        for op in ops:
             report["providers"] += providers_at(op, n, copy, torch.bfloat16, ["fast", *others], plain=n % 512 == 0)
         save()
     print(f"# providers done at {time.time() - t0:.0f} s", flush=True)
     for n in OTHER_DTYPES_N:
         if time.time() - t0 > a.deadline_s - 100:
             break
-        for op in OPS:
+        for op in ops:
             for dtype in (torch.float16, torch.float32):
                 report["providers"] += providers_at(op, n, copy, dtype, ["fast", *others], plain=False)
     save()
-    report["host"] = [row for op in OPS for row in host_share(op)]
+    report["host"] = [row for op in ops for row in host_share(op)]
     save()
     print(f"# other dtypes and host share done at {time.time() - t0:.0f} s", flush=True)
     for n in COMPILE_N:
         if time.time() - t0 > a.deadline_s - 30:
             break
-        for op in OPS:
+        for op in ops:
             report["providers"] += providers_at(op, n, copy, torch.bfloat16, ["compile"], plain=False)
         save()
     report["copy_gbps_end"] = copy_bandwidth_gb_per_s()["median"]

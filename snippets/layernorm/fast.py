@@ -46,7 +46,8 @@ from normkit import dropin
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
-from normkit.tiles import load_weight, share_tile, staged_config
+from normkit.tiles import (load_weight, pair_sums, per_row, row_sum, rows_of,
+                           share_tile, staged_config, two_tiles)
 
 import torch
 import torch.nn.functional as F
@@ -61,6 +62,20 @@ HALF_DTYPES = (torch.float16, torch.bfloat16)
 
 
 # --8<-- [start:fast_forward_kernel]
+@triton.jit
+def ln_fwd_store(Y, W, B, rows64, row_ok, cols, ok, xc, rstd, N: tl.constexpr,
+                 HAS_W: tl.constexpr, HAS_B: tl.constexpr):
+    """y = (x - mean) * rstd * w + b for one tile of the rows."""
+    # w and b only now: registers held them idle during the two reductions
+    y = xc * rstd
+    if HAS_W:
+        y *= tl.load(W + cols, mask=ok, other=0.0).to(tl.float32)[None, :]
+    if HAS_B:
+        y += tl.load(B + cols, mask=ok, other=0.0).to(tl.float32)[None, :]
+    tl.store(Y + rows64 * N + cols[None, :], y.to(Y.dtype.element_ty),
+             mask=row_ok[:, None] & ok[None, :])
+
+
 @triton.jit(do_not_specialize=["M"])  # one compilation per width N, for every M
 def ln_fast_fwd_kernel(
     X, Y,          # (M, N) input, rows STRIDE elements apart, and contiguous output
@@ -69,36 +84,44 @@ def ln_fast_fwd_kernel(
     M, eps,
     N: tl.constexpr,        # known when compiling: masks and index math fold away
     STRIDE: tl.constexpr,   # x's row stride: N when contiguous, more for a slice
-    BLOCK_N: tl.constexpr,  # next power of two >= N: the whole row in registers
+    BLOCK_N: tl.constexpr,  # a power of two: the whole row in registers, or its start
+    REST: tl.constexpr,     # ... and a smaller tile for the rest of the row (0: none)
     ROWS: tl.constexpr,     # rows per program: short rows packed to move enough bytes
     HAS_W: tl.constexpr, HAS_B: tl.constexpr,
 ):
     pid = tl.program_id(0)
     rows = pid * ROWS + tl.arange(0, ROWS)
-    cols = tl.arange(0, BLOCK_N)
     row_ok = rows < M
-    col_ok = cols < N
-    mask = row_ok[:, None] & col_ok[None, :]
     rows64 = rows.to(tl.int64)[:, None]  # int64: M * N may pass 2**31
-
-    x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=mask, other=0.0)
-    x = x.to(tl.float32)
+    cols_a = tl.arange(0, BLOCK_N)
+    ok_a = cols_a < N
+    mask_a = row_ok[:, None] & ok_a[None, :]
+    x_a = tl.load(X + rows64 * STRIDE + cols_a[None, :], mask=mask_a, other=0.0)
+    x_a = x_a.to(tl.float32)
+    total = row_sum(x_a, ROWS)
+    if REST > 0:
+        cols_b = BLOCK_N + tl.arange(0, REST)
+        ok_b = cols_b < N
+        mask_b = row_ok[:, None] & ok_b[None, :]
+        x_b = tl.load(X + rows64 * STRIDE + cols_b[None, :], mask=mask_b, other=0.0)
+        x_b = x_b.to(tl.float32)
+        total += row_sum(x_b, ROWS)
 
     # both statistics from the registers: one read of x, not the teaching kernel's three
-    mean = tl.sum(x, axis=1) / N
+    mean = total / N
     # masked lanes must not add (0 - mean)^2
-    xc = tl.where(mask, x - mean[:, None], 0.0)
-    rstd = tl.rsqrt(tl.sum(xc * xc, axis=1) / N + eps)
+    xc_a = tl.where(mask_a, x_a - mean, 0.0)
+    squares = row_sum(xc_a * xc_a, ROWS)
+    if REST > 0:
+        xc_b = tl.where(mask_b, x_b - mean, 0.0)
+        squares += row_sum(xc_b * xc_b, ROWS)
+    rstd = tl.rsqrt(squares / N + eps)
 
-    # w and b only now: registers held them idle during the two reductions
-    y = xc * rstd[:, None]
-    if HAS_W:
-        y *= tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
-    if HAS_B:
-        y += tl.load(B + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
-    tl.store(Y + rows64 * N + cols[None, :], y.to(Y.dtype.element_ty), mask=mask)
-    tl.store(Stats + rows, mean, mask=row_ok)
-    tl.store(Stats + M + rows, rstd, mask=row_ok)
+    ln_fwd_store(Y, W, B, rows64, row_ok, cols_a, ok_a, xc_a, rstd, N, HAS_W, HAS_B)
+    if REST > 0:
+        ln_fwd_store(Y, W, B, rows64, row_ok, cols_b, ok_b, xc_b, rstd, N, HAS_W, HAS_B)
+    tl.store(Stats + rows, rows_of(mean, ROWS), mask=row_ok)
+    tl.store(Stats + M + rows, rows_of(rstd, ROWS), mask=row_ok)
 # --8<-- [end:fast_forward_kernel]
 
 
@@ -278,8 +301,18 @@ def ln_bwd_tile(X, DY, rows64, row_ok, cols, ok, mean, rstd, w,
     x = tl.load(X + rows64 * STRIDE_X + cols[None, :], mask=mask, other=0.0)
     dy = tl.load(DY + rows64 * STRIDE_DY + cols[None, :], mask=mask, other=0.0)
     dy = dy.to(tl.float32)
-    x_hat = tl.where(mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None], 0.0)
+    x_hat = tl.where(mask, (x.to(tl.float32) - mean) * rstd, 0.0)
     return x_hat, dy, dy * w[None, :]
+
+
+@triton.jit
+def ln_add_grads(dw, db, dy, x_hat, GRAD_W: tl.constexpr, GRAD_B: tl.constexpr):
+    """A step's rows added to dW and dB (masked rows hold zeros: they add nothing)."""
+    if GRAD_W:
+        dw += tl.sum(dy * x_hat, axis=0)
+    if GRAD_B:
+        db += tl.sum(dy, axis=0)
+    return dw, db
 
 
 @triton.jit
@@ -290,14 +323,15 @@ def ln_share_sums(X, DY, rows64, row_ok, mean, rstd, share, w_a, w_b,
     cols, ok = share_tile(share, 0, TILE, WIDTH, N)
     x_hat, _, g = ln_bwd_tile(X, DY, rows64, row_ok, cols, ok, mean, rstd, w_a,
                               STRIDE_X, STRIDE_DY)
-    s1 = tl.sum(x_hat * g, axis=1)
-    s2 = tl.sum(g, axis=1)
+    ROWS: tl.constexpr = x_hat.shape[0]
+    s1, s2 = pair_sums(x_hat * g, g, ROWS)
     if REST > 0:
         cols, ok = share_tile(share, TILE, REST, WIDTH, N)
         x_hat, _, g = ln_bwd_tile(X, DY, rows64, row_ok, cols, ok, mean, rstd, w_b,
                                   STRIDE_X, STRIDE_DY)
-        s1 += tl.sum(x_hat * g, axis=1)
-        s2 += tl.sum(g, axis=1)
+        t1, t2 = pair_sums(x_hat * g, g, ROWS)
+        s1 += t1
+        s2 += t2
     return s1, s2
 
 
@@ -315,6 +349,8 @@ def ln_fast_bwd_staged_kernel(
     STAGES: tl.constexpr,  # steps of loads in flight, staged in shared memory
     HAS_W: tl.constexpr,
     GRAD_X: tl.constexpr, GRAD_W: tl.constexpr, GRAD_B: tl.constexpr,
+    EARLY: tl.constexpr,   # add to dW and dB before the row sums (dy then need not
+                           # stay in registers across their barrier), or after dx
 ):
     # SPLIT programs walk the same rows at the same time; each keeps dW and dB of its
     # own share of the columns, and reads the other share only for the row sums (its
@@ -349,19 +385,23 @@ def ln_fast_bwd_staged_kernel(
         rows = start + tl.arange(0, ROWS)
         row_ok = rows < end
         rows64 = rows.to(tl.int64)[:, None]
-        mean = tl.load(Stats + rows, mask=row_ok, other=0.0)
-        rstd = tl.load(Stats + M + rows, mask=row_ok, other=0.0)
+        mean = per_row(tl.load(Stats + rows, mask=row_ok, other=0.0), ROWS)
+        rstd = per_row(tl.load(Stats + M + rows, mask=row_ok, other=0.0), ROWS)
         xh_a, dy_a, g_a = ln_bwd_tile(X, DY, rows64, row_ok, cols_a, ok_a, mean, rstd,
                                       w_a, STRIDE_X, STRIDE_DY)
         if REST > 0:
             xh_b, dy_b, g_b = ln_bwd_tile(X, DY, rows64, row_ok, cols_b, ok_b, mean,
                                           rstd, w_b, STRIDE_X, STRIDE_DY)
-        if GRAD_X:
-            s1 = tl.sum(xh_a * g_a, axis=1)
-            s2 = tl.sum(g_a, axis=1)
+        if EARLY:
+            dw_a, db_a = ln_add_grads(dw_a, db_a, dy_a, xh_a, GRAD_W, GRAD_B)
             if REST > 0:
-                s1 += tl.sum(xh_b * g_b, axis=1)
-                s2 += tl.sum(g_b, axis=1)
+                dw_b, db_b = ln_add_grads(dw_b, db_b, dy_b, xh_b, GRAD_W, GRAD_B)
+        if GRAD_X:
+            s1, s2 = pair_sums(xh_a * g_a, g_a, ROWS)
+            if REST > 0:
+                t1, t2 = pair_sums(xh_b * g_b, g_b, ROWS)
+                s1 += t1
+                s2 += t2
             if SPLIT == 2:
                 o1, o2 = ln_share_sums(X, DY, rows64, row_ok, mean, rstd, 1 - share,
                                        wo_a, wo_b, N, STRIDE_X, STRIDE_DY,
@@ -370,22 +410,17 @@ def ln_fast_bwd_staged_kernel(
                 s2 += o2
             c1 = tl.math.div_rn(s1, n)
             c2 = tl.math.div_rn(s2, n)
-            dx = (g_a - (xh_a * c1[:, None] + c2[:, None])) * rstd[:, None]
+            dx = (g_a - (xh_a * c1 + c2)) * rstd
             tl.store(DX + rows64 * N + cols_a[None, :], dx.to(DX.dtype.element_ty),
                      mask=row_ok[:, None] & ok_a[None, :])
             if REST > 0:
-                dx = (g_b - (xh_b * c1[:, None] + c2[:, None])) * rstd[:, None]
+                dx = (g_b - (xh_b * c1 + c2)) * rstd
                 tl.store(DX + rows64 * N + cols_b[None, :], dx.to(DX.dtype.element_ty),
                          mask=row_ok[:, None] & ok_b[None, :])
-        # masked rows hold zeros: they add nothing
-        if GRAD_W:
-            dw_a += tl.sum(dy_a * xh_a, axis=0)
+        if not EARLY:
+            dw_a, db_a = ln_add_grads(dw_a, db_a, dy_a, xh_a, GRAD_W, GRAD_B)
             if REST > 0:
-                dw_b += tl.sum(dy_b * xh_b, axis=0)
-        if GRAD_B:
-            db_a += tl.sum(dy_a, axis=0)
-            if REST > 0:
-                db_b += tl.sum(dy_b, axis=0)
+                dw_b, db_b = ln_add_grads(dw_b, db_b, dy_b, xh_b, GRAD_W, GRAD_B)
 
     DW_PART = Part + group * N
     DB_PART = Part + ((groups if GRAD_W else 0) + group) * N
@@ -532,7 +567,7 @@ def sm_count(device_index):
 # used for fp16 too) and one for fp32.
 # forward:  ["row", ROWS, num_warps]          or ["chunked", CHUNK, ROWS, num_warps]
 # backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
-#           or ["staged", ROWS, num_warps, programs per SM, SPLIT, STAGES, TILES]
+#           or ["staged", ROWS, num_warps, programs per SM, SPLIT, STAGES, TILES, EARLY]
 #           or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
 TUNED = {2: Path(__file__).with_name("fast_tuned.json"),
          4: Path(__file__).with_name("fast_tuned_fp32.json")}
@@ -572,14 +607,24 @@ def table_entry(kind, n_cols, element_size):
 WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16, 1)}
 
 
+def forward_entry_config(entry, n_cols):
+    """A forward table entry as a configuration, with what follows from N filled in."""
+    if entry[0] == "row":
+        return "row", triton.next_power_of_2(n_cols), *entry[1:]
+    if entry[0] == "tiles":
+        tile, rest = two_tiles(n_cols, *entry[1:])
+        return "tiles", tile, *entry[1:], rest
+    return tuple(entry)
+
+
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
-    """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps)
-    for the forward."""
+    """("row", BLOCK_N, ROWS, num_warps), ("tiles", TILE, ROWS, num_warps, REST) or
+    ("chunked", CHUNK, ROWS, num_warps) for the forward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("forward", n_cols, element_size)
     if entry is not None:
-        return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
+        return forward_entry_config(entry, n_cols)
     if n_cols > MAX_N:
         return WIDE["forward"]
     # no table yet: the whole row in registers, at least 2048 elements per program
@@ -601,7 +646,7 @@ def backward_entry_config(entry, n_cols):
 @functools.lru_cache(maxsize=None)
 def backward_config(n_cols, element_size):
     """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH),
-    ("staged", TILE, ROWS, num_warps, programs_per_sm, SPLIT, STAGES, REST) or
+    ("staged", TILE, ROWS, num_warps, programs_per_sm, SPLIT, STAGES, REST, EARLY) or
     ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("backward", n_cols, element_size)
@@ -660,13 +705,17 @@ def forward_rows(x2d, weight, bias, eps, config=None, shape=None):
     stats = torch.empty((2, M), dtype=torch.float32, device=x2d.device)
     if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
         return y, stats
-    kind, block, rows, num_warps = config or forward_config(N, x2d.element_size())
-    launch = fwd_row if kind == "row" else fwd_chunked
-    block_arg = {"BLOCK_N" if kind == "row" else "CHUNK": block}
+    config = config or forward_config(N, x2d.element_size())
+    kind, block, rows, num_warps = config[:4]
+    if kind == "chunked":
+        launch, design = fwd_chunked, {"CHUNK": block}
+    else:  # "row", or "tiles": the same kernel, with a second tile
+        rest = config[4] if kind == "tiles" else 0
+        launch, design = fwd_row, {"BLOCK_N": block, "REST": rest}
     # an absent parameter: any pointer stands in, the kernel never reads it
     launch[(triton.cdiv(M, rows),)](
         x2d, y, x2d if weight is None else weight, x2d if bias is None else bias,
-        stats, M, eps, N=N, STRIDE=dropin.row_stride(x2d), **block_arg, ROWS=rows,
+        stats, M, eps, N=N, STRIDE=dropin.row_stride(x2d), **design, ROWS=rows,
         HAS_W=weight is not None, HAS_B=bias is not None, num_warps=num_warps)
     return y, stats
 # --8<-- [end:fast_forward_launch]
@@ -720,7 +769,7 @@ def backward_rows(dy2d, x2d, weight, stats, bias_dtype=torch.float32,
         launch, design = bwd_row, {"BLOCK_N": block, "PREFETCH": config[5]}
     elif kind == "staged":
         launch, design = bwd_staged, {"SPLIT": split, "TILE": block, "REST": config[7],
-                                      "STAGES": config[6]}
+                                      "STAGES": config[6], "EARLY": config[8]}
     else:
         launch, design = bwd_chunked, {"CHUNK": block}
     launch[(groups * split,)](

@@ -112,9 +112,9 @@ def assert_graph_replays(call, reference, x):
 # Each design of the fast kernels' two passes, whatever the tuned tables pick, as functions of N:
 # the whole row in registers ("row"), the walk along the row in column chunks ("chunked", with rows
 # that end inside a chunk, one row, and several rows per step), and the pipelined backward
-# ("staged": one tile, two tiles, two programs a row).
-def _staged(rows, split, tiles):
-    return lambda n: staged_config(n, rows, 4, 2, split, 3, tiles)
+# ("staged": one tile, two tiles, two programs a row, the weight gradients before the row sums).
+def _staged(rows, split, tiles, early=False):
+    return lambda n: staged_config(n, rows, 4, 2, split, 3, tiles, early)
 
 
 FAST_DESIGNS = {
@@ -125,7 +125,8 @@ FAST_DESIGNS = {
     "staged": (lambda n: ("row", 1024, 2, 4), _staged(2, 1, 1)),
     "staged-tiles": (lambda n: ("row", 1024, 2, 4), _staged(1, 1, 2)),
     "staged-split": (lambda n: ("row", 1024, 2, 4), _staged(2, 2, 2)),
+    "staged-early": (lambda n: ("row", 1024, 2, 4), _staged(1, 2, 2, early=True)),
 }
 # the length of a launch table's entry, per pass and design
-TABLE_ENTRY_SIZES = {"forward": {"row": 3, "chunked": 4},
-                     "backward": {"row": 5, "staged": 7, "chunked": 5}}
+TABLE_ENTRY_SIZES = {"forward": {"row": 3, "tiles": 3, "chunked": 4},
+                     "backward": {"row": 5, "staged": 8, "chunked": 5}}

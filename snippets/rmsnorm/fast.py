@@ -42,7 +42,7 @@ from normkit import dropin
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
-from normkit.tiles import load_weight, share_tile, staged_config
+from normkit.tiles import load_weight, per_row, row_sum, share_tile, staged_config
 
 import torch
 import torch.nn.functional as F
@@ -217,7 +217,7 @@ def rms_bwd_tile(X, DY, rows64, row_ok, cols, ok, rstd, w,
     x = tl.load(X + rows64 * STRIDE_X + cols[None, :], mask=mask, other=0.0)
     dy = tl.load(DY + rows64 * STRIDE_DY + cols[None, :], mask=mask, other=0.0)
     dy = dy.to(tl.float32)
-    x_hat = x.to(tl.float32) * rstd[:, None]
+    x_hat = x.to(tl.float32) * rstd
     return x_hat, dy, dy * w[None, :]
 
 
@@ -229,12 +229,12 @@ def rms_share_sum(X, DY, rows64, row_ok, rstd, share, w_a, w_b,
     cols, ok = share_tile(share, 0, TILE, WIDTH, N)
     x_hat, _, g = rms_bwd_tile(X, DY, rows64, row_ok, cols, ok, rstd, w_a,
                                STRIDE_X, STRIDE_DY)
-    s = tl.sum(x_hat * g, axis=1)
+    s = row_sum(x_hat * g, x_hat.shape[0])
     if REST > 0:
         cols, ok = share_tile(share, TILE, REST, WIDTH, N)
         x_hat, _, g = rms_bwd_tile(X, DY, rows64, row_ok, cols, ok, rstd, w_b,
                                    STRIDE_X, STRIDE_DY)
-        s += tl.sum(x_hat * g, axis=1)
+        s += row_sum(x_hat * g, x_hat.shape[0])
     return s
 
 
@@ -252,6 +252,8 @@ def rms_fast_bwd_staged_kernel(
     STAGES: tl.constexpr,  # steps of loads in flight, staged in shared memory
     HAS_W: tl.constexpr,
     GRAD_X: tl.constexpr, GRAD_W: tl.constexpr,
+    EARLY: tl.constexpr,   # add to dW before the row sum (dy then need not stay in
+                           # registers across its barrier), or after dx
 ):
     # SPLIT programs walk the same rows at the same time; each keeps dW of its own
     # share of the columns, and reads the other share only for the row sum (its
@@ -282,29 +284,33 @@ def rms_fast_bwd_staged_kernel(
         rows = start + tl.arange(0, ROWS)
         row_ok = rows < end
         rows64 = rows.to(tl.int64)[:, None]
-        rstd = tl.load(Rstd + rows, mask=row_ok, other=0.0)
+        rstd = per_row(tl.load(Rstd + rows, mask=row_ok, other=0.0), ROWS)
         xh_a, dy_a, g_a = rms_bwd_tile(X, DY, rows64, row_ok, cols_a, ok_a, rstd, w_a,
                                        STRIDE_X, STRIDE_DY)
         if REST > 0:
             xh_b, dy_b, g_b = rms_bwd_tile(X, DY, rows64, row_ok, cols_b, ok_b, rstd,
                                            w_b, STRIDE_X, STRIDE_DY)
-        if GRAD_X:
-            s = tl.sum(xh_a * g_a, axis=1)
+        if GRAD_W and EARLY:
+            dw_a += tl.sum(dy_a * xh_a, axis=0)
             if REST > 0:
-                s += tl.sum(xh_b * g_b, axis=1)
+                dw_b += tl.sum(dy_b * xh_b, axis=0)
+        if GRAD_X:
+            s = row_sum(xh_a * g_a, ROWS)
+            if REST > 0:
+                s += row_sum(xh_b * g_b, ROWS)
             if SPLIT == 2:
                 # own + other == other + own: the group's programs agree
                 s += rms_share_sum(X, DY, rows64, row_ok, rstd, 1 - share, wo_a, wo_b,
                                    N, STRIDE_X, STRIDE_DY, WIDTH, TILE, REST)
             c = tl.math.div_rn(s, tl.full([], N, tl.float32))
-            dx = (g_a - xh_a * c[:, None]) * rstd[:, None]
+            dx = (g_a - xh_a * c) * rstd
             tl.store(DX + rows64 * N + cols_a[None, :], dx.to(DX.dtype.element_ty),
                      mask=row_ok[:, None] & ok_a[None, :])
             if REST > 0:
-                dx = (g_b - xh_b * c[:, None]) * rstd[:, None]
+                dx = (g_b - xh_b * c) * rstd
                 tl.store(DX + rows64 * N + cols_b[None, :], dx.to(DX.dtype.element_ty),
                          mask=row_ok[:, None] & ok_b[None, :])
-        if GRAD_W:  # masked rows hold zeros: they add nothing
+        if GRAD_W and not EARLY:  # masked rows hold zeros: they add nothing
             dw_a += tl.sum(dy_a * xh_a, axis=0)
             if REST > 0:
                 dw_b += tl.sum(dy_b * xh_b, axis=0)
@@ -432,7 +438,7 @@ def sm_count(device_index):
 # used for fp16 too) and one for fp32.
 # forward:  ["row", ROWS, num_warps]          or ["chunked", CHUNK, ROWS, num_warps]
 # backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
-#           or ["staged", ROWS, num_warps, programs per SM, SPLIT, STAGES, TILES]
+#           or ["staged", ROWS, num_warps, programs per SM, SPLIT, STAGES, TILES, EARLY]
 #           or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
 TUNED = {2: Path(__file__).with_name("fast_tuned.json"),
          4: Path(__file__).with_name("fast_tuned_fp32.json")}
@@ -501,7 +507,7 @@ def backward_entry_config(entry, n_cols):
 @functools.lru_cache(maxsize=None)
 def backward_config(n_cols, element_size):
     """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH),
-    ("staged", TILE, ROWS, num_warps, programs_per_sm, SPLIT, STAGES, REST) or
+    ("staged", TILE, ROWS, num_warps, programs_per_sm, SPLIT, STAGES, REST, EARLY) or
     ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("backward", n_cols, element_size)
@@ -605,7 +611,7 @@ def backward_rows(dy2d, x2d, weight, rstd, needs=(True, True), config=None,
         launch, design = bwd_row, {"BLOCK_N": block, "PREFETCH": config[5]}
     elif kind == "staged":
         launch, design = bwd_staged, {"SPLIT": split, "TILE": block, "REST": config[7],
-                                      "STAGES": config[6]}
+                                      "STAGES": config[6], "EARLY": config[8]}
     else:
         launch, design = bwd_chunked, {"CHUNK": block}
     launch[(groups * split,)](
