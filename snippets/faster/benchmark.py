@@ -180,13 +180,10 @@ def _fast_calls(op, M, N, dtype):
     x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
     xd, wd, bd = (t.detach() for t in (x, w, b))
     elt = xd.element_size()
-    config = fast.forward_config(N, elt)
-    kind, block, rows, num_warps = config[:4]
-    meta = {"N": N, "STRIDE": N, ("CHUNK" if kind == "chunked" else "BLOCK_N"): block, "ROWS": rows,
+    kind, block, rows, num_warps = fast.forward_config(N, elt)
+    meta = {"N": N, "STRIDE": N, ("BLOCK_N" if kind == "row" else "CHUNK"): block, "ROWS": rows,
             "HAS_W": True, "num_warps": num_warps}
-    if op == "layernorm" and kind != "chunked":  # its row kernel also takes a second tile
-        meta["REST"] = config[4] if kind == "tiles" else 0
-    launcher = fast.fwd_chunked if kind == "chunked" else fast.fwd_row
+    launcher = fast.fwd_row if kind == "row" else fast.fwd_chunked
     y = torch.empty_like(xd)
     fn, torch_fn = _provider_fn(op, "fast"), _provider_fn(op, "torch")
     if op == "layernorm":
@@ -446,8 +443,7 @@ def fast_launch(op, M, N, dtype=torch.bfloat16):
     # as backward_rows computes it: groups of `split` programs, one partial row each
     groups, rows_per_program = fast.backward_grid(M, bwd[2], max(1, sms * bwd[4] // split))
     return {"op": op, "M": M, "N": N, "fwd_design": fwd[0], "fwd_block": fwd[1], "fwd_rows": fwd[2],
-            "fwd_warps": fwd[3], "fwd_rest": fwd[4] if fwd[0] == "tiles" else 0,
-            "fwd_programs": -(-M // fwd[2]), "bwd_design": bwd[0], "bwd_block": bwd[1],
+            "fwd_warps": fwd[3], "fwd_programs": -(-M // fwd[2]), "bwd_design": bwd[0], "bwd_block": bwd[1],
             "bwd_rows": bwd[2], "bwd_warps": bwd[3], "programs_per_sm": bwd[4],
             "prefetch": bool(bwd[5]) if bwd[0] == "row" else False, "sm_count": sms,
             "split": split, "stages": bwd[6] if staged else 1, "bwd_rest": bwd[7] if staged else 0,

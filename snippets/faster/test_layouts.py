@@ -1,6 +1,6 @@
 """The kernels that hold a row as two tiles keep one layout per tile: compiled for an H100/H200
 (sm_90), with or without a GPU (Triton compiles for any target; ptxas ships with it), the staged
-backwards' row loop holds no layout conversion, nor does LayerNorm's forward any of a whole tile. A (1,) row sum shared by two tiles once made Triton give the wide tile the
+backwards' row loop holds no layout conversion. A (1,) row sum shared by two tiles once made Triton give the wide tile the
 small tile's layout and convert it through shared memory at every step (notes/fast-kernels.md).
 
 The compilation runs in a child process: the tests' own process may be using the interpreter,
@@ -56,34 +56,5 @@ def test_two_tiles_keep_their_own_layouts(op):
     assert len(wide) == 2, f"the 8192-column tile is read {len(wide)} times a step, not 2"
 
 
-def forward_ttgir(n, tile, rest, num_warps):
-    """The TTGIR of LayerNorm's row forward for bf16 rows of width n, one row a program."""
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
-    from layernorm import fast
-    signature = {"X": "*bf16", "Y": "*bf16", "W": "*bf16", "B": "*bf16", "Stats": "*fp32",
-                 "M": "i32", "eps": "fp32"}
-    constants = dict(N=n, STRIDE=n, BLOCK_N=tile, REST=rest, ROWS=1, HAS_W=True, HAS_B=True)
-    signature.update({c: "constexpr" for c in constants})
-    aligned = {(i,): [["tt.divisibility", 16]] for i in range(5)}
-    compiled = triton.compile(ASTSource(fast.ln_fast_fwd_kernel, signature, constants, aligned),
-                              target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps})
-    return compiled.asm["ttgir"]
-
-
-def test_the_forward_in_two_tiles_converts_no_tile():
-    child = subprocess.run([sys.executable, "-m", "faster.test_layouts", "forward"],
-                           capture_output=True, text=True,
-                           env={**os.environ, "TRITON_INTERPRET": "0"}, timeout=300)
-    assert child.returncode == 0, child.stderr[-2000:]
-    # w and b are loaded as (N,) and converted once; a (1, N) tile never is
-    assert not re.findall(r"ttg\.convert_layout [^\n]*tensor<1x\d+x", child.stdout)
-
-
 if __name__ == "__main__":
-    if sys.argv[1] == "forward":
-        print(forward_ttgir(8448, 8192, 1024, 16))
-    else:
-        print(row_loop(staged_ttgir(sys.argv[1], 9216, 8192, 1024, 16)))
+    print(row_loop(staged_ttgir(sys.argv[1], 9216, 8192, 1024, 16)))

@@ -34,7 +34,7 @@ import triton
 
 from faster.benchmark import LN_EPS, RMS_EPS, _inputs, _provider_fn
 from normkit.bench import copy_bandwidth_gb_per_s, median_call_ms
-from normkit.tiles import staged_config, two_tiles
+from normkit.tiles import staged_config
 
 OPS = ("layernorm", "rmsnorm")
 TOTAL = 2**27  # elements per tensor at every N: 256 MiB in bf16
@@ -56,7 +56,7 @@ def rows_for(n, dtype=torch.bfloat16, total=TOTAL):
     return rows // 2 if dtype == torch.float32 else rows
 
 
-def forward_candidates(n, op):
+def forward_candidates(n):
     block = triton.next_power_of_2(n)
     out = []
     for rows in (1, 2, 4, 8):
@@ -64,13 +64,6 @@ def forward_candidates(n, op):
             per_thread = rows * block // (warps * 32)
             if rows * block <= 16384 and 4 <= per_thread <= 64:
                 out.append(("row", block, rows, warps))
-    if op == "layernorm" and block != n:  # its row kernel can hold a row as two tiles
-        # one row a program: with several, the (ROWS, 1) sums tie the tiles' layouts
-        # again (faster/test_layouts.py)
-        for warps in (4, 8, 16):
-            tile, rest = two_tiles(n, 1, warps)
-            if tile + rest < block and 4 <= tile // (warps * 32) <= 64:
-                out.append(("tiles", tile, 1, warps, rest))
     if block >= 8192:  # chunks pay off once a row fills a program's registers
         for chunk in (2048, 4096, 8192):
             for warps in (8, 16, 32):
@@ -197,7 +190,7 @@ def precompile(ns, workers, dtype, ops=OPS):
     for op in ops:
         for n in ns:
             bwd = backward_candidates(n, torch.empty((), dtype=dtype).element_size())
-            for kind, cands in (("fwd", forward_candidates(n, op)), ("bwd", bwd)):
+            for kind, cands in (("fwd", forward_candidates(n)), ("bwd", bwd)):
                 for cfg in keep(op, n, kind, cands):
                     key = (op, kind, _compile_key(n, cfg))
                     if key not in seen:
@@ -252,7 +245,7 @@ def tune_n(op, n, copy, dtype=torch.bfloat16):
     saved = fast.forward_rows(*head)[1]
     result = {"op": op, "N": n, "M": m, "fwd": [], "bwd": []}
     reference = {"fwd": fast.forward_rows(*head), "bwd": fast.backward_rows(dy, x, w, saved)}
-    for kind, cands, n_bytes in (("fwd", forward_candidates(n, op), 2),
+    for kind, cands, n_bytes in (("fwd", forward_candidates(n), 2),
                                  ("bwd", backward_candidates(n, elt), 3)):
         for cfg in keep(op, n, kind, cands):
             if kind == "fwd":
@@ -369,8 +362,6 @@ def table_entry_of(config):
     cfg = list(config)
     if cfg[0] == "row":
         return [cfg[0], *cfg[2:]]  # BLOCK_N follows from N
-    if cfg[0] == "tiles":
-        return [cfg[0], *cfg[2:4]]  # so do the tiles
     if cfg[0] == "staged":  # the tiles follow from N, SPLIT and TILES
         return [cfg[0], *cfg[2:7], 2 if cfg[7] else 1, cfg[8]]
     return cfg

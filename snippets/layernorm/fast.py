@@ -47,7 +47,7 @@ from normkit.direct_launch import DirectLauncher
 from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
 from normkit.tiles import (load_weight, pair_sums, per_row, row_sum, rows_of,
-                           share_tile, staged_config, two_tiles)
+                           share_tile, staged_config)
 
 import torch
 import torch.nn.functional as F
@@ -62,20 +62,6 @@ HALF_DTYPES = (torch.float16, torch.bfloat16)
 
 
 # --8<-- [start:fast_forward_kernel]
-@triton.jit
-def ln_fwd_store(Y, W, B, rows64, row_ok, cols, ok, xc, rstd, N: tl.constexpr,
-                 HAS_W: tl.constexpr, HAS_B: tl.constexpr):
-    """y = (x - mean) * rstd * w + b for one tile of the rows."""
-    # w and b only now: registers held them idle during the two reductions
-    y = xc * rstd
-    if HAS_W:
-        y *= tl.load(W + cols, mask=ok, other=0.0).to(tl.float32)[None, :]
-    if HAS_B:
-        y += tl.load(B + cols, mask=ok, other=0.0).to(tl.float32)[None, :]
-    tl.store(Y + rows64 * N + cols[None, :], y.to(Y.dtype.element_ty),
-             mask=row_ok[:, None] & ok[None, :])
-
-
 @triton.jit(do_not_specialize=["M"])  # one compilation per width N, for every M
 def ln_fast_fwd_kernel(
     X, Y,          # (M, N) input, rows STRIDE elements apart, and contiguous output
@@ -84,44 +70,36 @@ def ln_fast_fwd_kernel(
     M, eps,
     N: tl.constexpr,        # known when compiling: masks and index math fold away
     STRIDE: tl.constexpr,   # x's row stride: N when contiguous, more for a slice
-    BLOCK_N: tl.constexpr,  # a power of two: the whole row in registers, or its start
-    REST: tl.constexpr,     # ... and a smaller tile for the rest of the row (0: none)
+    BLOCK_N: tl.constexpr,  # next power of two >= N: the whole row in registers
     ROWS: tl.constexpr,     # rows per program: short rows packed to move enough bytes
     HAS_W: tl.constexpr, HAS_B: tl.constexpr,
 ):
     pid = tl.program_id(0)
     rows = pid * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK_N)
     row_ok = rows < M
+    col_ok = cols < N
+    mask = row_ok[:, None] & col_ok[None, :]
     rows64 = rows.to(tl.int64)[:, None]  # int64: M * N may pass 2**31
-    cols_a = tl.arange(0, BLOCK_N)
-    ok_a = cols_a < N
-    mask_a = row_ok[:, None] & ok_a[None, :]
-    x_a = tl.load(X + rows64 * STRIDE + cols_a[None, :], mask=mask_a, other=0.0)
-    x_a = x_a.to(tl.float32)
-    total = row_sum(x_a, ROWS)
-    if REST > 0:
-        cols_b = BLOCK_N + tl.arange(0, REST)
-        ok_b = cols_b < N
-        mask_b = row_ok[:, None] & ok_b[None, :]
-        x_b = tl.load(X + rows64 * STRIDE + cols_b[None, :], mask=mask_b, other=0.0)
-        x_b = x_b.to(tl.float32)
-        total += row_sum(x_b, ROWS)
+
+    x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=mask, other=0.0)
+    x = x.to(tl.float32)
 
     # both statistics from the registers: one read of x, not the teaching kernel's three
-    mean = total / N
+    mean = tl.sum(x, axis=1) / N
     # masked lanes must not add (0 - mean)^2
-    xc_a = tl.where(mask_a, x_a - mean, 0.0)
-    squares = row_sum(xc_a * xc_a, ROWS)
-    if REST > 0:
-        xc_b = tl.where(mask_b, x_b - mean, 0.0)
-        squares += row_sum(xc_b * xc_b, ROWS)
-    rstd = tl.rsqrt(squares / N + eps)
+    xc = tl.where(mask, x - mean[:, None], 0.0)
+    rstd = tl.rsqrt(tl.sum(xc * xc, axis=1) / N + eps)
 
-    ln_fwd_store(Y, W, B, rows64, row_ok, cols_a, ok_a, xc_a, rstd, N, HAS_W, HAS_B)
-    if REST > 0:
-        ln_fwd_store(Y, W, B, rows64, row_ok, cols_b, ok_b, xc_b, rstd, N, HAS_W, HAS_B)
-    tl.store(Stats + rows, rows_of(mean, ROWS), mask=row_ok)
-    tl.store(Stats + M + rows, rows_of(rstd, ROWS), mask=row_ok)
+    # w and b only now: registers held them idle during the two reductions
+    y = xc * rstd[:, None]
+    if HAS_W:
+        y *= tl.load(W + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+    if HAS_B:
+        y += tl.load(B + cols, mask=col_ok, other=0.0).to(tl.float32)[None, :]
+    tl.store(Y + rows64 * N + cols[None, :], y.to(Y.dtype.element_ty), mask=mask)
+    tl.store(Stats + rows, mean, mask=row_ok)
+    tl.store(Stats + M + rows, rstd, mask=row_ok)
 # --8<-- [end:fast_forward_kernel]
 
 
@@ -607,24 +585,14 @@ def table_entry(kind, n_cols, element_size):
 WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16, 1)}
 
 
-def forward_entry_config(entry, n_cols):
-    """A forward table entry as a configuration, with what follows from N filled in."""
-    if entry[0] == "row":
-        return "row", triton.next_power_of_2(n_cols), *entry[1:]
-    if entry[0] == "tiles":
-        tile, rest = two_tiles(n_cols, *entry[1:])
-        return "tiles", tile, *entry[1:], rest
-    return tuple(entry)
-
-
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
-    """("row", BLOCK_N, ROWS, num_warps), ("tiles", TILE, ROWS, num_warps, REST) or
-    ("chunked", CHUNK, ROWS, num_warps) for the forward."""
+    """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps)
+    for the forward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("forward", n_cols, element_size)
     if entry is not None:
-        return forward_entry_config(entry, n_cols)
+        return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
     if n_cols > MAX_N:
         return WIDE["forward"]
     # no table yet: the whole row in registers, at least 2048 elements per program
@@ -705,17 +673,13 @@ def forward_rows(x2d, weight, bias, eps, config=None, shape=None):
     stats = torch.empty((2, M), dtype=torch.float32, device=x2d.device)
     if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
         return y, stats
-    config = config or forward_config(N, x2d.element_size())
-    kind, block, rows, num_warps = config[:4]
-    if kind == "chunked":
-        launch, design = fwd_chunked, {"CHUNK": block}
-    else:  # "row", or "tiles": the same kernel, with a second tile
-        rest = config[4] if kind == "tiles" else 0
-        launch, design = fwd_row, {"BLOCK_N": block, "REST": rest}
+    kind, block, rows, num_warps = config or forward_config(N, x2d.element_size())
+    launch = fwd_row if kind == "row" else fwd_chunked
+    block_arg = {"BLOCK_N" if kind == "row" else "CHUNK": block}
     # an absent parameter: any pointer stands in, the kernel never reads it
     launch[(triton.cdiv(M, rows),)](
         x2d, y, x2d if weight is None else weight, x2d if bias is None else bias,
-        stats, M, eps, N=N, STRIDE=dropin.row_stride(x2d), **design, ROWS=rows,
+        stats, M, eps, N=N, STRIDE=dropin.row_stride(x2d), **block_arg, ROWS=rows,
         HAS_W=weight is not None, HAS_B=bias is not None, num_warps=num_warps)
     return y, stats
 # --8<-- [end:fast_forward_launch]

@@ -104,18 +104,6 @@ def test_each_design(shape, design, dtype, monkeypatch):
     check(shape, dtype)
 
 
-# LayerNorm's forward alone can hold a row as two tiles (1000 = 512 + 512 masked past 488,
-# 257 = 256 + the rest), one or several rows per program, with the staged backward
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("rows", [1, 2])
-@pytest.mark.parametrize("shape", [(17, 1000), (60, 257)], ids=str)
-def test_forward_in_two_tiles(shape, rows, dtype, monkeypatch):
-    monkeypatch.setattr(fast, "forward_config",
-                        lambda n, elt: fast.forward_entry_config(["tiles", rows, 4], n))
-    monkeypatch.setattr(fast, "backward_config", lambda n, elt: FAST_DESIGNS["staged-tiles"][1](n))
-    check(shape, dtype)
-
-
 @pytest.mark.parametrize("element_size", [2, 4])
 def test_tuned_table_covers_every_width(element_size):
     # every multiple of the table's step up to MAX_N has an entry for both passes: no

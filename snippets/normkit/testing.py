@@ -128,5 +128,5 @@ FAST_DESIGNS = {
     "staged-early": (lambda n: ("row", 1024, 2, 4), _staged(1, 2, 2, early=True)),
 }
 # the length of a launch table's entry, per pass and design
-TABLE_ENTRY_SIZES = {"forward": {"row": 3, "tiles": 3, "chunked": 4},
+TABLE_ENTRY_SIZES = {"forward": {"row": 3, "chunked": 4},
                      "backward": {"row": 5, "staged": 8, "chunked": 5}}
