@@ -416,6 +416,112 @@ def profile(op, M, N, dtype=torch.bfloat16, provider="fast", protocol=bench.PROT
 
 
 
+# A profiler trace of plain forward+backward calls (the host's share, Going faster): each call is
+# marked, and what the host does inside it is kept to TRACE_DEPTH levels below the mark, or below a
+# thread's own outermost span (autograd runs a CUDA backward on a thread of its own)
+TRACE_MARK = "normkernels::call"
+TRACE_CALLS = 50  # profiled calls per repetition; the fastest one is kept
+TRACE_DEPTH = 2  # the backward's launches sit two levels below autograd's outermost span
+
+
+def _depth(event, mark):
+    """Levels between a host event and the call's mark (or its thread's outermost span)."""
+    depth, parent = 0, event.cpu_parent
+    while parent is not None and parent is not mark:
+        depth, parent = depth + 1, parent.cpu_parent
+    return depth
+
+
+def _uncovered(length, intervals):
+    """How much of [0, length] no interval covers."""
+    covered, reach = 0.0, 0.0
+    for a, b in sorted(intervals):
+        a, b = max(a, reach), min(b, length)
+        if b > a:
+            covered, reach = covered + b - a, b
+    return length - covered
+
+
+def call_spans(events, mark_name=TRACE_MARK, max_depth=TRACE_DEPTH):
+    """[{"call_us", "outside_us", "launch_us", "launches", "spans"}] for each marked call of a
+    profile's events. A span is a host event that starts inside the call, {"name", "thread" (0: the
+    caller's, 1: another), "depth", "start_us", "us", "count"}, in order of start; adjacent spans of
+    one name at one level are merged (count). outside_us: the time in no outermost span of any
+    thread (Python between them); launch_us: the kernel launches' spans, at any depth."""
+    from torch.autograd import DeviceType
+
+    host = sorted((e for e in events if e.device_type == DeviceType.CPU), key=lambda e: e.time_range.start)
+    calls = []
+    for mark in (e for e in host if e.name == mark_name):
+        start, end = mark.time_range.start, mark.time_range.end
+        spans, outer, launches = [], [], []
+        for e in host:
+            if e.name == mark_name or not start <= e.time_range.start < end:
+                continue
+            if "LaunchKernel" in e.name:  # cudaLaunchKernel, cuLaunchKernel(Ex)
+                launches.append(e.time_range.elapsed_us())
+            depth = _depth(e, mark)
+            if depth == 0:
+                outer.append((e.time_range.start - start, e.time_range.end - start))
+            if depth > max_depth:
+                continue
+            thread = 0 if e.thread == mark.thread else 1
+            last = spans[-1] if spans else None
+            if last and (last["name"], last["thread"], last["depth"]) == (e.name, thread, depth):
+                last["us"] += e.time_range.elapsed_us()
+                last["count"] += 1
+                continue
+            spans.append({"name": e.name, "thread": thread, "depth": depth, "start_us": e.time_range.start - start,
+                          "us": e.time_range.elapsed_us(), "count": 1})
+        length = mark.time_range.elapsed_us()
+        calls.append({"call_us": length, "outside_us": _uncovered(length, outer), "launch_us": sum(launches),
+                      "launches": len(launches), "spans": spans})
+    return calls
+
+
+def host_trace_once(op, shape=STEPS_SHAPE, dtype=torch.bfloat16, provider="fast", calls=TRACE_CALLS):
+    """One repetition: the fastest of `calls` profiled plain forward+backward calls, each with its
+    synchronization, as call_spans gives it."""
+    step = make_step(op, _provider_fn(op, provider), *shape, dtype, "fwd_bwd")()
+    for _ in range(10):
+        step()
+    torch.cuda.synchronize()
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=acts) as prof:
+        for _ in range(calls):
+            with torch.profiler.record_function(TRACE_MARK):
+                step()
+                torch.cuda.synchronize()
+    return min(call_spans(prof.events()), key=lambda c: c["call_us"])
+
+
+def host_trace(op, protocol=bench.PROTOCOL, shape=STEPS_SHAPE, dtype=torch.bfloat16, provider="fast"):
+    """The trace's figures over protocol.repeats repetitions: the call, its time outside every span
+    (Python between them), its kernel launches, and each span of the median repetition's call, its start and
+    length a figure over the repetitions that have it (matched by name, thread, level, occurrence)."""
+    runs = [host_trace_once(op, shape, dtype, provider) for _ in range(protocol.repeats)]
+
+    def keyed(run):
+        seen, out = {}, {}
+        for s in run["spans"]:
+            key = (s["name"], s["thread"], s["depth"])
+            seen[key] = seen.get(key, -1) + 1
+            out[(*key, seen[key])] = s
+        return out
+
+    median_run = sorted(runs, key=lambda r: r["call_us"])[len(runs) // 2]
+    per_run = [keyed(r) for r in runs]
+    spans = []
+    for key, s in keyed(median_run).items():
+        found = [k[key] for k in per_run if key in k]
+        spans.append({"name": s["name"], "thread": s["thread"], "depth": s["depth"], "count": s["count"],
+                      "repeats": len(found), "start_us": bench.figure([f["start_us"] for f in found]),
+                      "us": bench.figure([f["us"] for f in found])})
+    return {"op": op, "provider": provider, "M": shape[0], "N": shape[1], "dtype": _dtype_name(dtype),
+            "calls": TRACE_CALLS, "launches": median_run["launches"], "spans": spans,
+            **{k: bench.figure([r[k] for r in runs]) for k in ("call_us", "outside_us", "launch_us")}}
+
+
 # The "faster" data set of the GPU build (scripts/gpu_build.py): everything the "Going faster"
 # pages show, measured in one process with normkit.bench.PROTOCOL. Budget on an H200: about
 # 3 minutes, a third of it compilation (Triton's per width, torch.compile's per shape).
@@ -522,6 +628,7 @@ def measure(quick=False):
                     host_grid |= host_tasks(op, name, m, n, dtype, protocol)
     host_grid = bench.measure_all(host_grid, protocol)
     steps = bench.measure_all({k: v for op in OPS for k, v in host_step_tasks(op, protocol).items()}, protocol)
+    traces = [host_trace(op, protocol) for op in OPS]
     lap("host")
     llama_timing, llama_agreement = llama_tasks(model_protocol, llama_shapes, llama)
     llama_figures = bench.measure_all(llama_timing, model_protocol)
@@ -584,6 +691,7 @@ def measure(quick=False):
         "host_grid": rows_from(host_grid, kinds=("host",)),
         "host_steps": {"M": STEPS_SHAPE[0], "N": STEPS_SHAPE[1], "dtype": bf16,
                        "steps": [{"op": op, "step": step, "host_us": fig} for (op, step), fig in steps.items()]},
+        "host_trace": traces,
         "llama": {"config": llama, "shapes": [list(s) for s in llama_shapes], "protocol": bench.protocol_record(model_protocol),
                   "steps": [{"provider": p, "hidden": h, "gpu_us": fig} for (p, h), fig in llama_figures.items()],
                   "agreement": agreement},

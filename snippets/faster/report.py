@@ -13,7 +13,8 @@ chapter OP in (layernorm, rmsnorm):
 - OP-small.md: the launch-bound 128x257 case, GPU µs per call and the host cost of one call;
 - OP-profile.md: host time against the profiler's kernel time of one fwd+bwd call;
 - OP-host.md: the host cost of one call at few rows (decoding, small batches) against eager PyTorch,
-  each ratio against its target; OP-host-steps.md: each step of one call alone;
+  each ratio against its target; OP-host-steps.md: each step of one call alone; OP-host-trace.md:
+  the profiler's trace of one plain call, span by span;
 - OP-sweep-gpu.svg (and .zh.svg, .vi.svg): % of copy bandwidth against N over the sweep
   (M = total / N rows) for every provider, fwd and fwd+bwd panels, each line with its range;
 - OP-sweep.md: the sweep at a few N plus each provider's lowest figure;
@@ -243,6 +244,27 @@ def host_steps_md(res, op, t):
         cell = t("refused") if fig is None or "error" in fig else claims.with_range(fig, "host", t)
         out.append(f"| {t('step_' + step).format(fast=NAMES[op]['fast'], torch=NAMES[op]['torch'])} | {cell} |")
     out += ["", t("host_steps_note"), "", claims.protocol_text(res["protocol"], t, "host")]
+    return "\n".join(out) + "\n"
+
+
+def host_trace_md(res, op, t):
+    """The profiler's trace of one plain forward+backward call: each span on the host in order, where
+    it starts and how long it lasts, then the whole call and its time in no span."""
+    trace = next(r for r in res["host_trace"] if r["op"] == op)
+    shape = _shape_text(trace["M"], trace["N"])
+    host = lambda f: claims.with_range(f, "host", t)  # noqa: E731
+    title = t("trace_title").format(calls=trace["calls"], fast=NAMES[op][trace["provider"]])
+    out = [f"**{shape} {trace['dtype']}** · {title}", "",
+           f"| {t('span')} | {t('thread')} | {t('starts_us')} | {t('lasts_us')} |", "|---|---|--:|--:|"]
+    for s in trace["spans"]:
+        name = " " * s["depth"] + ("↳ " if s["depth"] else "") + f"`{s['name']}`"
+        if s["count"] > 1:
+            name += f" ×{s['count']}"
+        thread = t("thread_caller" if s["thread"] == 0 else "thread_other")
+        out.append(f"| {name} | {thread} | {host(s['start_us'])} | {host(s['us'])} |")
+    out.append(f"| **{t('trace_call')}** | {t('thread_caller')} | | {host(trace['call_us'])} |")
+    out.append(f"| {t('trace_outside')} | | | {host(trace['outside_us'])} |")
+    out += ["", t("trace_note").format(calls=trace["calls"]), "", claims.protocol_text(res["protocol"], t, "host")]
     return "\n".join(out) + "\n"
 
 
@@ -521,6 +543,11 @@ def _host_quotes(res, op, p, t, q):
         if ratios:
             q[f"{p}_host_{k}_ratio_low"] = t.times(min(ratios), ".1f")
             q[f"{p}_host_{k}_ratio_high"] = t.times(max(ratios), ".1f")
+    for trace in (r for r in res["host_trace"] if r["op"] == op):
+        for key in ("call_us", "outside_us", "launch_us"):
+            q[f"{p}_trace_{key}"] = _us(trace[key], t, "host")
+        q[f"{p}_trace_launches"] = str(trace["launches"])
+        q["trace_calls"] = str(trace["calls"])
     q["host_steps_shape"] = _shape_text(res["host_steps"]["M"], res["host_steps"]["N"])
     for r in res["host_steps"]["steps"]:
         if r["op"] == op and "error" not in r["host_us"]:
@@ -720,6 +747,7 @@ def write(measurements, out_dir):
         write_localized(out_dir, f"{op}-dtypes.md", lambda t, op=op: dtypes_md(res, op, copy["median"], t))
         write_localized(out_dir, f"{op}-host.md", lambda t, op=op: host_md(res, op, t))
         write_localized(out_dir, f"{op}-host-steps.md", lambda t, op=op: host_steps_md(res, op, t))
+        write_localized(out_dir, f"{op}-host-trace.md", lambda t, op=op: host_trace_md(res, op, t))
         write_localized(out_dir, f"{op}-designs.md", lambda t, op=op: designs_md(res, op, copy["median"], t))
         for language in LANGUAGES:  # OP-sweep-gpu.svg, .zh.svg, .vi.svg: the plot in the page's words
             suffix = "" if language == "en" else f".{language}"

@@ -204,6 +204,7 @@ def synthetic_measurements():
                "host_steps": {"M": 8, "N": 4096, "dtype": "bfloat16",
                               "steps": [{"op": op, "step": st, "host_us": fig(10.0 + i, 9.0 + i, 11.0 + i)}
                                         for op in OPS for i, st in enumerate(HOST_STEPS)]},
+               "host_trace": [_trace(op) for op in OPS],
                "llama": _llama(),
                "designs": [{"op": op, "design": d, "N": n, "M": 2**27 // n, "config": [d],
                             "bwd_gpu_us": fig(us, us - 1, us + 1)}
@@ -223,7 +224,7 @@ def test_write_renders_every_file_in_every_language(tmp_path):
     names = sorted(p.name for p in tmp_path.iterdir())
     expected = [f"quotes{lang}.json" for lang in LANGS]
     for stem in ("dw-error", "llama", *(f"{op}-{t}" for op in OPS for t in ("targets", "small", "profile", "sweep",
-                                                                             "dtypes", "host", "host-steps",
+                                                                             "dtypes", "host", "host-steps", "host-trace",
                                                                              "designs"))):
         expected += [f"{stem}{lang}.md" for lang in LANGS]
     expected += [f"{op}-sweep-gpu{lang}.svg" for op in OPS for lang in LANGS]
@@ -465,6 +466,33 @@ def test_host_table_reads_each_target_from_the_paired_ratio(tmp_path):
     assert (q["rms_host_fwd_missed"], q["rms_host_fwd_within"], q["host_cells"]) == ("1", "1", "2")
     assert q["host_fwd_target"] == "1.2×" and q["host_m_list"] == "1 and 8"
 
+
+def _trace(op):
+    """A SYNTHETIC trace: a forward span with two launches below it, a backward on autograd's thread."""
+    span = lambda name, thread, depth, start, us, count=1: {  # noqa: E731
+        "name": name, "thread": thread, "depth": depth, "count": count, "repeats": 3,
+        "start_us": fig(start, start - 1, start + 1), "us": fig(us, us - 1, us + 1)}
+    return {"op": op, "provider": "fast", "M": 8, "N": 4096, "dtype": "bfloat16", "calls": 50, "launches": 3,
+            "spans": [span("LayerNormFastFunction", 0, 0, 10.0, 40.0), span("cuLaunchKernelEx", 0, 1, 30.0, 8.0, 2),
+                      span("LayerNormFastFunctionBackward", 1, 0, 60.0, 50.0)],
+            "call_us": fig(200.0, 190.0, 210.0), "outside_us": fig(100.0, 95.0, 105.0),
+            "launch_us": fig(20.0, 19.0, 21.0)}
+
+
+def test_host_trace_table(tmp_path):
+    report.write(synthetic_measurements(), tmp_path)
+    md = _read(tmp_path / "layernorm-host-trace.md")
+    rows = [ln for ln in md.splitlines() if ln.startswith("| ")]
+    assert len(rows) == 1 + 3 + 2  # the header, the spans, the whole call and its time in no span
+    # host figures carry at least ±60 % of their median as their range (normkit.claims)
+    assert rows[2] == "| \u2003↳ `cuLaunchKernelEx` ×2 | caller | 30 (10–50) | 8 (3–13) |", rows[2]
+    assert rows[3].startswith("| `LayerNormFastFunctionBackward` | autograd |")
+    assert rows[4] == "| **the whole call** | caller | | 200 (80–320) |"
+    assert "the fastest of 50 plain forward+backward calls of layer_norm_fast" in md
+    q = json.loads(_read(tmp_path / "quotes.json"))
+    assert (q["ln_trace_call_us"], q["ln_trace_outside_us"], q["ln_trace_launches"]) == ("200", "100", "3")
+    zh = _read(tmp_path / "layernorm-host-trace.zh.md")
+    assert "| **整个调用** | 调用方 |" in zh
 
 def test_host_steps_and_llama_tables(tmp_path):
     report.write(synthetic_measurements(), tmp_path)

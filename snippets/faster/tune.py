@@ -470,6 +470,11 @@ def main(argv=None):
             current = json.loads(fast.TUNED[elt].read_text(encoding="utf-8"))
             for key in TABLE_KEYS:
                 table[key] = {**current.get(key, {}), **table[key]}
+            # per design: a design this run did not time keeps its entry (--prior times only the
+            # prior's best configurations, which may all be of one design)
+            for n, designs in table["backward_designs"].items():
+                kept = current.get("backward_designs", {}).get(n, {})
+                table["backward_designs"][n] = dict(sorted({**kept, **designs}.items()))
         path = out / f"{op}-{fast.TUNED[elt].name}"  # the name fast.py reads, with the op in front
         path.write_text(table_json(report["device"], table, a.dtype, a.step), encoding="utf-8")
         fast.TUNED[elt] = path
