@@ -142,8 +142,9 @@ def listing(language):
 # by hand (a link to glossary.md#its-anchor) gets no second link.
 
 FENCE_OPEN = re.compile(r"^(\s*)(`{3,}|~{3,})")
+# (an attribute list on a line of its own is skipped; a line that starts and ends with a quote is prose)
 SKIPPED_LINE = re.compile(
-    r"^\s*(?:#{1,6}\s|;?-{1,}8<-{1,}|!!!|\?\?\?|===\s|///|<|\*\[|\[[^\]]+\]:\s|\|?\s*:?-{3,}|\{.*\}\s*$)")
+    r"^\s*(?:#{1,6}\s|;?-{1,}8<-{1,}|!!!|\?\?\?|===\s|///|<|\*\[|\[[^\]]+\]:\s|\|?\s*:?-{3,}|\{(?!\{).*\}\s*$)")
 # spans of a line that are not prose: code, math, quotes of measured values, attribute lists,
 # images, links, HTML tags and entities, bare addresses
 SKIPPED_SPAN = re.compile(
