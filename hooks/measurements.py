@@ -7,7 +7,9 @@
 - A page includes a table with `--8<-- "rmsnorm/timing.md"`; in the Chinese build this hook points
   the include at rmsnorm/timing.zh.md, the same table with translated labels, when it exists.
 - A page shows a plot with `![...](../data/rmsnorm/timing.svg)`; in the Chinese build this hook
-  points the image at rmsnorm/timing.zh.svg, the same plot in the page's words, when it exists.
+  points the image at rmsnorm/timing.zh.svg, the same plot in the page's words, when it exists. A
+  drawn figure under docs/assets/images/ is localized the same way (layernorm-lock-timeline.zh.svg),
+  so every language's page names the same file and the parity check compares like with like.
 
 Before anything is replaced, page_problems() reads the page as an author wrote it: a quote of a
 data set or key that the data does not hold, a `{{ … }}` that no hook fills (a hyphen in a key, a
@@ -34,6 +36,8 @@ DATA_ROOT = ROOT / "docs" / "data"
 PLACEHOLDER = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\.([A-Za-z0-9_]+)\s*\}\}")
 DATA_INCLUDE = re.compile(r'^(?P<lead>\s*-{1,}8<-{1,}\s+")(?P<stem>[\w/-]+)\.md"', re.MULTILINE)
 DATA_PLOT = re.compile(r'(?P<lead>\]\((?:\.\./)*data/)(?P<stem>[\w/-]+)\.svg\)')
+FIGURE_ROOT = ROOT / "docs" / "assets" / "images"
+FIGURE = re.compile(r'(?P<lead>\]\((?:\.\./)*assets/images/)(?P<stem>[\w/-]+)\.svg\)')
 # what a reader sees as prose: fenced blocks and inline code hold examples, not placeholders
 CODE = re.compile(r"^([ \t]*)(`{3,}|~{3,}).*?^\1\2[ \t]*$|(`+)(?!`).+?(?<!`)\3", re.MULTILINE | re.DOTALL)
 BRACES = re.compile(r"\{\{.*?\}\}")
@@ -135,9 +139,9 @@ def localized_include(match, language):
     return match.group(0)
 
 
-def localized_plot(match, language):
+def localized_plot(match, language, root=DATA_ROOT):
     localized = f"{match['stem']}.{language}.svg"
-    if language != "en" and (DATA_ROOT / localized).is_file():
+    if language != "en" and (root / localized).is_file():
         return f"{match['lead']}{localized})"
     return match.group(0)
 
@@ -149,6 +153,7 @@ def on_page_markdown(markdown, page, config, **kwargs):
         raise PluginError("\n".join(problems))
     markdown = DATA_INCLUDE.sub(lambda m: localized_include(m, language), markdown)
     markdown = DATA_PLOT.sub(lambda m: localized_plot(m, language), markdown)
+    markdown = FIGURE.sub(lambda m: localized_plot(m, language, FIGURE_ROOT), markdown)
     return PLACEHOLDER.sub(lambda m: quote(m, language), markdown)
 
 

@@ -19,7 +19,7 @@ QUERIES = [
     ("zh", "原子锁", "layernorm/"),
     ("zh", "部分归约", "rmsnorm/"),
     ("vi", "rút gọn từng phần", "rmsnorm/"),
-    ("vi", "bộ nhớ tạm", "rmsnorm/"),
+    ("vi", "bộ đệm tổng một phần", "rmsnorm/"),
     ("vi", "khóa nguyên tử", "layernorm/"),
 ]
 
