@@ -268,6 +268,8 @@ def provenance_table(provenance, t):
             value = f"`{str(value)[:12]}`"
         elif key == "copy_gb_per_s":
             value = with_range(provenance["copy"], "copy", t)
+        elif key == "date":
+            value = t.date(value)
         rows.append(f"| {t(key)} | {value} |")
     return "\n".join(rows) + "\n"
 

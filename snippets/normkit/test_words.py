@@ -89,3 +89,11 @@ def test_write_localized_writes_one_file_per_language(tmp_path):
     texts = {lang: (tmp_path / localized_name("t.md", lang)).read_text(encoding="utf-8") for lang in LANGUAGES}
     assert texts == {"en": "copy bandwidth (same run): 4262.2\n", "zh": "拷贝带宽（同一次运行）: 4262.2\n",
                      "vi": "băng thông sao chép (cùng lần chạy): 4262,2\n"}
+
+
+def test_a_measurement_date_in_each_language():
+    stamp = "2026-12-01 22:22 UTC"
+    assert Words("en").date(stamp) == "December 1, 2026, 22:22 UTC"
+    assert Words("zh").date(stamp) == "2026年12月1日 22:22 UTC"
+    assert Words("vi").date(stamp) == "1 tháng 12 năm 2026, 22:22 UTC"
+    assert Words("vi").date("2026-03-09") == "9 tháng 3 năm 2026"

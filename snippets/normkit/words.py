@@ -85,8 +85,8 @@ class Words:
     """One language's words and numbers, handed to a report's render functions as t.
 
     t("key") is the label; t.number(value, spec), t.times(value, spec) and t.percent(value, spec)
-    format numbers, t.percent_sign follows a number already formatted, and t.join(items) writes a
-    list as a sentence says it.
+    format numbers, t.percent_sign follows a number already formatted, t.join(items) writes a
+    list as a sentence says it, and t.date(stamp) a measurement's date.
     """
 
     def __init__(self, language):
@@ -107,6 +107,9 @@ class Words:
     def percent(self, value, spec):
         return number(value, spec, self.language) + self.percent_sign
 
+    def date(self, stamp):
+        return date(stamp, self.language)
+
     def join(self, items):
         """"1, 8, 64 and 512" ("1、8、64 和 512", "1, 8, 64 và 512"); the language's "none" for no items."""
         items = list(items)
@@ -115,6 +118,22 @@ class Words:
         if len(items) == 1:
             return items[0]
         return self("list_separator").join(items[:-1]) + self("list_and") + items[-1]
+
+
+MONTHS_EN = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+             "October", "November", "December")
+DATES = {"en": "{month_name} {day}, {year}", "zh": "{year}年{month}月{day}日", "vi": "{day} tháng {month} năm {year}"}
+
+
+def date(stamp, language):
+    """A measurement's "2026-12-01 22:22 UTC" as the language writes it, as the pages' own dates are:
+    "December 1, 2026, 22:22 UTC", "2026年12月1日 22:22 UTC", "1 tháng 12 năm 2026, 22:22 UTC"."""
+    day_part, _, time_part = stamp.partition(" ")
+    year, month, day = (int(v) for v in day_part.split("-"))
+    text = DATES[language].format(year=year, month=month, day=day, month_name=MONTHS_EN[month - 1])
+    if not time_part:
+        return text
+    return f"{text}{'' if language == 'zh' else ','} {time_part}"
 
 
 ENGLISH = Words("en")
