@@ -97,3 +97,4 @@ def test_a_measurement_date_in_each_language():
     assert Words("zh").date(stamp) == "2026年12月1日 22:22 UTC"
     assert Words("vi").date(stamp) == "1 tháng 12 năm 2026, 22:22 UTC"
     assert Words("vi").date("2026-03-09") == "9 tháng 3 năm 2026"
+    assert Words("zh").date("-") == "-"  # not a date: as it is

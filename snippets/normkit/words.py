@@ -129,6 +129,8 @@ def date(stamp, language):
     """A measurement's "2026-12-01 22:22 UTC" as the language writes it, as the pages' own dates are:
     "December 1, 2026, 22:22 UTC", "2026年12月1日 22:22 UTC", "1 tháng 12 năm 2026, 22:22 UTC"."""
     day_part, _, time_part = stamp.partition(" ")
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", day_part):
+        return stamp  # not a date (a stand-in such as "-"): as it is
     year, month, day = (int(v) for v in day_part.split("-"))
     text = DATES[language].format(year=year, month=month, day=day, month_name=MONTHS_EN[month - 1])
     if not time_part:
