@@ -1,34 +1,36 @@
 """Registers and spills of the staged backward for sm_90a, on any machine (no GPU): Triton compiles
-the kernel to PTX for GPUTarget("cuda", 90, 32), and the ptxas that ships with Triton reports what the
-H200 would run (-v). Usage: TRITON_INTERPRET=0 python notes/experiments/ptxas_spills.py layernorm|rmsnorm
-(from the repository root). Third session, issue 21: where the staged LayerNorm backward spills."""
-import sys, subprocess, tempfile, re, os
+the kernel to PTX for GPUTarget("cuda", 90, 32) (faster.test_layouts.compile_staged), and the ptxas
+that ships with Triton reports what the H200 would run (-v). Usage, from the repository root:
+TRITON_INTERPRET=0 python notes/experiments/ptxas_spills.py layernorm|rmsnorm
+Third session, issue 21: where the staged LayerNorm backward spills."""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
 sys.path.insert(0, "snippets")
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
-import importlib
-PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/ptxas")
-def staged(op, n, tile, rest, warps, stages=3, split=1, early=False):
-    mod, name, extra = {"layernorm": ("layernorm.fast", "ln_fast_bwd_staged_kernel", {"GRAD_B": True}),
-                        "rmsnorm": ("rmsnorm.fast", "rms_fast_bwd_staged_kernel", {})}[op]
-    k = getattr(importlib.import_module(mod), name)
-    stats = k.arg_names[4]
-    sig = {"X": "*bf16", "DY": "*bf16", "DX": "*bf16", "W": "*bf16", stats: "*fp32", "Part": "*fp32", "M": "i32", "rows_per_program": "i32"}
-    const = dict(N=n, STRIDE_X=n, STRIDE_DY=n, SPLIT=split, TILE=tile, REST=rest, ROWS=1, STAGES=stages,
-                 HAS_W=True, GRAD_X=True, GRAD_W=True, **extra, EARLY=early)
-    sig.update({c: "constexpr" for c in const})
-    aligned = {(i,): [["tt.divisibility", 16]] for i in range(6)}
-    c = triton.compile(ASTSource(k, sig, const, aligned), target=GPUTarget("cuda", 90, 32), options={"num_warps": warps})
+import triton  # noqa: E402
+
+from faster.test_layouts import compile_staged, staged_kernel  # noqa: E402
+
+PTXAS = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+
+
+def ptxas_usage(compiled):
+    """(registers a thread, spill-store bytes) of a kernel compiled for sm_90, from ptxas -v."""
     with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
-        f.write(c.asm["ptx"])
-    out = subprocess.run([PTXAS, "-arch=sm_90a", "-v", f.name, "-o", "/dev/null"], capture_output=True, text=True).stderr
-    regs = re.search(r"Used (\d+) registers", out); sp = re.search(r"(\d+) bytes spill stores", out)
-    return int(regs.group(1)), int(sp.group(1)) if sp else 0
-op = sys.argv[1]
-for n, tile, rest, warps, early in [(10240, 8192, 2048, 16, False), (10496, 8192, 4096, 16, False), (10496, 8192, 4096, 16, True),
-                                     (11264, 8192, 4096, 16, True), (12288, 8192, 4096, 16, True), (12544, 8192, 8192, 16, False)]:
-    try:
-        print(op, n, tile, rest, warps, "EARLY" if early else "", staged(op, n, tile, rest, warps, early=early), flush=True)
-    except Exception as e:
-        print(op, n, tile, rest, "error", str(e)[:200])
+        f.write(compiled.asm["ptx"])
+    out = subprocess.run([PTXAS, "-arch=sm_90a", "-v", f.name, "-o", os.devnull],
+                         capture_output=True, text=True).stderr
+    os.unlink(f.name)
+    spilled = re.search(r"(\d+) bytes spill stores", out)
+    return int(re.search(r"Used (\d+) registers", out).group(1)), int(spilled.group(1)) if spilled else 0
+
+
+if __name__ == "__main__":
+    kernel, extra = staged_kernel(sys.argv[1])
+    for n, tile, rest, early in ((10240, 8192, 2048, False), (10496, 8192, 4096, False), (10496, 8192, 4096, True),
+                                 (11264, 8192, 4096, True), (12288, 8192, 4096, True), (12544, 8192, 8192, False)):
+        usage = ptxas_usage(compile_staged(kernel, n, tile, rest, 16, **extra, EARLY=early))
+        print(sys.argv[1], n, tile, rest, 16, "EARLY" if early else "", usage, flush=True)

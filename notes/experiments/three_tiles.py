@@ -3,10 +3,13 @@ its registers and spills for sm_90 without a GPU (ptxas -v). Generated from laye
 every `if REST > 0:` block doubled for REST2. An experiment, not a kernel of the site."""
 import sys
 sys.path.insert(0, "snippets")
+sys.path.insert(0, "notes/experiments")
 import triton
 import triton.language as tl
 from layernorm.fast import ln_bwd_tile, ln_add_grads, ln_share_sums
 from normkit.tiles import load_weight, pair_sums, per_row, share_tile
+from faster.test_layouts import compile_staged
+from ptxas_spills import ptxas_usage
 
 
 @triton.jit(do_not_specialize=["M", "rows_per_program"])
@@ -141,25 +144,11 @@ def ln_bwd_three_tiles_kernel(
             tl.store(DB_PART + cols_c, db_c.to(Part.dtype.element_ty), mask=ok_c)
 
 
-def spills(n, tile, rest, rest2, warps=16, stages=3, early=False, reload_w=False):
+def spills(n, tile, rest, rest2, warps=16, early=False, reload_w=False):
     """(registers, spill bytes) of the kernel for sm_90a, from Triton's own ptxas -v."""
-    import os, re, subprocess, tempfile
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-    sig = {"X": "*bf16", "DY": "*bf16", "DX": "*bf16", "W": "*bf16", "Stats": "*fp32", "Part": "*fp32",
-           "M": "i32", "rows_per_program": "i32"}
-    const = dict(N=n, STRIDE_X=n, STRIDE_DY=n, SPLIT=1, TILE=tile, REST2=rest2, RELOAD_W=reload_w, REST=rest, ROWS=1, STAGES=stages,
-                 HAS_W=True, GRAD_X=True, GRAD_W=True, GRAD_B=True, EARLY=early)
-    sig.update({c: "constexpr" for c in const})
-    aligned = {(i,): [["tt.divisibility", 16]] for i in range(6)}
-    c = triton.compile(ASTSource(ln_bwd_three_tiles_kernel, sig, const, aligned),
-                       target=GPUTarget("cuda", 90, 32), options={"num_warps": warps})
-    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
-        f.write(c.asm["ptx"])
-    ptxas = os.path.join(os.path.dirname(triton.__file__), "backends/nvidia/bin/ptxas")
-    out = subprocess.run([ptxas, "-arch=sm_90a", "-v", f.name, "-o", "/dev/null"], capture_output=True, text=True).stderr
-    spilled = re.search(r"(\d+) bytes spill stores", out)
-    return int(re.search(r"Used (\d+) registers", out).group(1)), int(spilled.group(1)) if spilled else 0
+    compiled = compile_staged(ln_bwd_three_tiles_kernel, n, tile, rest, warps, REST2=rest2,
+                              RELOAD_W=reload_w, GRAD_B=True, EARLY=early)
+    return ptxas_usage(compiled)
 
 
 if __name__ == "__main__":

@@ -17,26 +17,37 @@ KERNELS = {"layernorm": ("layernorm.fast", "ln_fast_bwd_staged_kernel", {"GRAD_B
            "rmsnorm": ("rmsnorm.fast", "rms_fast_bwd_staged_kernel", {})}
 
 
-def staged_ttgir(op, n, tile, rest, num_warps):
-    """The TTGIR of an op's staged backward kernel for bf16 rows of width n (no interpreter)."""
-    import importlib
-
+def compile_staged(kernel, n, tile, rest, num_warps, **constants):
+    """A staged backward kernel compiled for sm_90 (no GPU, no interpreter) for bf16 rows of width
+    n, one row a step, 3 stages; `constants` adds the kernel's own or overrides these
+    (notes/experiments/ptxas_spills.py reads the same compilation's registers)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    module, name, extra = KERNELS[op]
-    kernel = getattr(importlib.import_module(module), name)
     stats = kernel.arg_names[4]
     signature = {"X": "*bf16", "DY": "*bf16", "DX": "*bf16", "W": "*bf16", stats: "*fp32",
                  "Part": "*fp32", "M": "i32", "rows_per_program": "i32"}
-    constants = dict(N=n, STRIDE_X=n, STRIDE_DY=n, SPLIT=1, TILE=tile, REST=rest, ROWS=1, STAGES=3,
-                     HAS_W=True, GRAD_X=True, GRAD_W=True, **extra, EARLY=False)
+    constants = {**dict(N=n, STRIDE_X=n, STRIDE_DY=n, SPLIT=1, TILE=tile, REST=rest, ROWS=1, STAGES=3,
+                        HAS_W=True, GRAD_X=True, GRAD_W=True, EARLY=False), **constants}
     signature.update({c: "constexpr" for c in constants})
     aligned = {(i,): [["tt.divisibility", 16]] for i in range(6)}
-    compiled = triton.compile(ASTSource(kernel, signature, constants, aligned),
-                              target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps})
-    return compiled.asm["ttgir"]
+    return triton.compile(ASTSource(kernel, signature, constants, aligned),
+                          target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps})
+
+
+def staged_kernel(op):
+    """An op's staged backward kernel and the constants only it takes."""
+    import importlib
+
+    module, name, extra = KERNELS[op]
+    return getattr(importlib.import_module(module), name), extra
+
+
+def staged_ttgir(op, n, tile, rest, num_warps):
+    """The TTGIR of an op's staged backward kernel for bf16 rows of width n."""
+    kernel, extra = staged_kernel(op)
+    return compile_staged(kernel, n, tile, rest, num_warps, **extra).asm["ttgir"]
 
 
 def row_loop(ttgir):
