@@ -27,7 +27,9 @@ import torch.nn.functional as F
 from normkit import bench
 
 OPS = ("layernorm", "rmsnorm")
-PROVIDERS = ("teaching", "fast", "torch", "compile", "liger")
+PROVIDERS = ("teaching", "fast", "torch", "compile", "liger", "quack")
+# the providers that are packages of their own: a run without one leaves it out (and says so)
+PACKAGES = {"liger": "liger-kernel", "quack": "quack-kernels"}
 TARGET_SHAPES = ((32768, 4096), (32768, 8192))
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 LN_EPS, RMS_EPS = 1e-5, 1e-6
@@ -48,6 +50,8 @@ def _provider_fn(op, name):
         if name == "liger":
             from liger_kernel.ops.layer_norm import LigerLayerNormFunction
             return lambda x, w, b: LigerLayerNormFunction.apply(x, w, b, LN_EPS)
+        if name == "quack":
+            return _quack_layer_norm()
     else:
         if name == "teaching":
             from rmsnorm import rms_norm
@@ -62,7 +66,44 @@ def _provider_fn(op, name):
             from liger_kernel.ops.rms_norm import LigerRMSNormFunction
             # Liger's defaults: Llama casting, dx written in place of dy
             return lambda x, w, b: LigerRMSNormFunction.apply(x, w, RMS_EPS)
+        if name == "quack":  # Tri Dao's CuTe-DSL kernels, with their own autograd Function
+            from quack.rmsnorm import rmsnorm
+            return lambda x, w, b: rmsnorm(x, w, eps=RMS_EPS)
     raise ValueError(f"unknown op/provider {op}/{name}")
+
+
+def _quack_layer_norm():
+    """QuACK's LayerNorm passes behind autograd. quack-kernels exports the forward and the backward
+    kernel calls but no autograd Function for LayerNorm (it has one for RMSNorm), so this is the
+    smallest one; its kernels take fp32 weight and bias, converted on every call (two small kernels)."""
+    from quack.rmsnorm import layernorm_bwd, layernorm_fwd
+
+    class QuackLayerNorm(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w, b):
+            y, rstd, mean = layernorm_fwd(x, w.float(), b.float(), LN_EPS, return_rstd=True, return_mean=True)
+            ctx.save_for_backward(x, w, rstd, mean)
+            return y
+
+        @staticmethod
+        def backward(ctx, dy):
+            x, w, rstd, mean = ctx.saved_tensors
+            dx, dw, db = layernorm_bwd(x, w.float(), dy.contiguous(), rstd, mean, has_bias=True)
+            return dx, dw.to(w.dtype), db.to(w.dtype)
+
+    return QuackLayerNorm.apply
+
+
+def package_versions():
+    """{provider: its package's installed version, or None}: which run had which provider."""
+    from importlib import metadata
+
+    def version(dist):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return None
+    return {name: version(dist) for name, dist in PACKAGES.items()}
 
 
 def _inputs(op, M, N, dtype, grad):
@@ -604,7 +645,7 @@ def measure(quick=False):
             for name in first:
                 tasks |= gpu_tasks(op, name, M, n, dtype, protocol)
         m, n, small_dtype = SMALL
-        for name in ("teaching", "fast", "torch", "liger"):
+        for name in ("teaching", "fast", "torch", "liger", "quack"):
             tasks |= gpu_tasks(op, name, m, n, small_dtype, protocol)
             tasks |= host_tasks(op, name, m, n, small_dtype, protocol)
         for n in sweep_n:
@@ -612,7 +653,7 @@ def measure(quick=False):
                 tasks |= gpu_tasks(op, name, sweep_m(n, sweep_total, dtype), n, dtype, protocol)
         for n, short in other_points:
             other = DTYPES[short]
-            for name in ("fast", "torch", "liger"):
+            for name in ("fast", "torch", "liger", "quack"):
                 tasks |= gpu_tasks(op, name, sweep_m(n, sweep_total, other), n, other, protocol)
     figures = bench.measure_all(tasks, protocol)
     lap("timing")
@@ -677,7 +718,7 @@ def measure(quick=False):
         "targets_pct": TARGETS_PCT,
         "M": M, "dtype": _dtype_name(dtype), "target_n": list(target_n), "sweep_n": list(sweep_n),
         "sweep_total": sweep_total, "sweep_targets_pct": SWEEP_TARGETS_PCT,
-        "providers": list(PROVIDERS), "protocol": bench.protocol_record(protocol),
+        "providers": list(PROVIDERS), "packages": package_versions(), "protocol": bench.protocol_record(protocol),
         "launch": {op: [fast_launch(op, M if n in target_n else sweep_m(n, sweep_total, dtype), n, dtype)
                         for n in sorted({*target_n, *sweep_n})] for op in OPS},
         "targets": {op: chosen(op, in_targets) for op in OPS},

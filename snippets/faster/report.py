@@ -49,16 +49,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 warnings.filterwarnings("ignore", message="Glyph .* missing from font", category=UserWarning)
 
 OPS = {"layernorm": "ln", "rmsnorm": "rms"}
-PROVIDERS = ("fast", "teaching", "torch", "compile", "liger")
+PROVIDERS = ("fast", "teaching", "torch", "compile", "liger", "quack")
 # language-neutral names: the functions a reader would call
 NAMES = {
     "layernorm": {"fast": "layer_norm_fast", "teaching": "layer_norm", "torch": "F.layer_norm",
-                  "compile": "torch.compile", "liger": "Liger"},
+                  "compile": "torch.compile", "liger": "Liger", "quack": "QuACK"},
     "rmsnorm": {"fast": "rms_norm_fast", "teaching": "rms_norm", "torch": "F.rms_norm",
-                "compile": "torch.compile", "liger": "Liger"},
+                "compile": "torch.compile", "liger": "Liger", "quack": "QuACK"},
 }
-COLORS = {"fast": "#3f51b5", "teaching": "#9e9e9e", "torch": "#ff7043", "compile": "#26a69a", "liger": "#ab47bc"}
-MARKERS = {"fast": "o", "teaching": "s", "torch": "^", "compile": "D", "liger": "v"}
+COLORS = {"fast": "#3f51b5", "teaching": "#9e9e9e", "torch": "#ff7043", "compile": "#26a69a", "liger": "#ab47bc", "quack": "#8d6e63"}
+MARKERS = {"fast": "o", "teaching": "s", "torch": "^", "compile": "D", "liger": "v", "quack": "P"}
 MODES = (("fwd", 2), ("fwd_bwd", 5))  # key, bytes moved per element (in units of the element size)
 DW_DESIGNS = ("fast", "teaching", "torch", "liger", "lock_buffer_in_input_dtype")
 MISSING = ("ModuleNotFoundError", "ImportError")  # a provider not installed is left out, not shown as refused
@@ -163,8 +163,22 @@ def targets_md(res, op, copy, t):
                 cells += [claims.with_range(r[f"{key}_gpu_us"], "gpu", t),
                           f"{claims.with_range(pct, 'gpu', t)} {_status(pct, goal[key], t)}"]
             out.append(f"{head} {' | '.join(cells)} |")
-    out += ["", t("target_marks"), "", claims.protocol_text(res["protocol"], t)]
+    out += ["", t("target_marks"), packages_text(res, t), "", claims.protocol_text(res["protocol"], t)]
     return "\n".join(out) + "\n"
+
+
+PACKAGE_NAMES = {"liger": "Liger-Kernel", "quack": "QuACK"}
+
+
+def packages_text(res, t):
+    """Which run had which provider package: "Liger-Kernel 0.8.5 · QuACK: not installed" (a data set
+    measured before the packages were recorded says nothing)."""
+    packages = res.get("packages")
+    if packages is None:
+        return ""
+    parts = [f"{PACKAGE_NAMES[name]} {version}" if version else f"{PACKAGE_NAMES[name]}{t('colon')}{t('not_installed')}"
+             for name, version in packages.items()]
+    return t("packages_in_run").format(packages=" · ".join(parts))
 
 
 def small_md(res, op, t):

@@ -205,6 +205,7 @@ def synthetic_measurements():
                               "steps": [{"op": op, "step": st, "host_us": fig(10.0 + i, 9.0 + i, 11.0 + i)}
                                         for op in OPS for i, st in enumerate(HOST_STEPS)]},
                "host_trace": [_trace(op) for op in OPS],
+               "packages": {"liger": None, "quack": "0.6.5"},
                "llama": _llama(),
                "designs": [{"op": op, "design": d, "N": n, "M": 2**27 // n, "config": [d],
                             "bwd_gpu_us": fig(us, us - 1, us + 1)}
@@ -252,7 +253,7 @@ def test_targets_table_reads_each_target_from_the_stated_range(tmp_path):
     assert "| 32768×4096 | `torch.compile` | 146 (141–151) | 92 (89–95) ≈ | 410 (390–430) | 82 (79–85) ✗ |" in table
     # the teaching kernel: 31 % (stated 30.07–31.93: one decimal) of fwd+bwd
     assert "| 32768×4096 | `layer_norm` | 192 (185–198) | 70 (67–73) ✗ | 1080 (1040–1120) | 31.0 (30.0–32.0) ✗ |" in table
-    assert "Liger" not in table  # not installed: left out, not shown as refused
+    assert "`Liger`" not in table  # not installed: left out, not shown as refused
     assert "10 warm-up replays, then the median of 20 samples of 10 replays" in table
     zh = _read(tmp_path / "rmsnorm-targets.zh.md")
     assert "| 32768×4096 | `rms_norm` | 不支持 | — | — | — |" in zh  # the teaching kernel refuses bf16
@@ -520,3 +521,14 @@ def test_designs_side_by_side():
     q = report.quotes(m, ENGLISH)
     assert q["ln_design_staged_bwd_pct_n4352"] == f"{100 * 3 * (2**27 // 4352) * 4352 * 2 / 240e3 / COPY:.0f}%"
     assert q["ln_design_staged_vs_row_n2304"] == ENGLISH("faster")
+
+
+def test_targets_say_which_provider_packages_the_run_had(tmp_path):
+    report.write(synthetic_measurements(), tmp_path)
+    assert "Provider packages in this run: Liger-Kernel: not installed · QuACK 0.6.5." in _read(
+        tmp_path / "layernorm-targets.md")
+    assert "本次运行中的第三方实现：Liger-Kernel：未安装 · QuACK 0.6.5。" in _read(tmp_path / "rmsnorm-targets.zh.md")
+    # a data set measured before the packages were recorded says nothing about them
+    m = synthetic_measurements()
+    del m["results"]["packages"]
+    assert "packages" not in report.targets_md(m["results"], "layernorm", m["provenance"]["copy"], ENGLISH)
