@@ -409,30 +409,47 @@ def dw_error(M=32768, N=4096, dtype=torch.bfloat16, providers=("teaching", "fast
 
 
 
-def profile_once(op, M, N, dtype=torch.bfloat16, provider="fast", calls=10):
+def warm_step(op, provider, M, N, dtype, warmup_calls):
+    """A plain forward+backward step of a provider, called warmup_calls times (compiled, cached)."""
+    step = make_step(op, _provider_fn(op, provider), M, N, dtype, "fwd_bwd")()
+    for _ in range(warmup_calls):
+        step()
+    torch.cuda.synchronize()
+    return step
+
+
+def profiled_events(step, calls, mark=None):
+    """The host and device events of `calls` calls of step under the profiler; with a mark, each
+    call is a record_function span of that name and ends with a synchronization."""
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=acts) as prof:
+        for _ in range(calls):
+            if mark is None:
+                step()
+            else:
+                with torch.profiler.record_function(mark):
+                    step()
+                    torch.cuda.synchronize()
+        torch.cuda.synchronize()
+    return prof.events()
+
+
+def profile_once(op, M, N, dtype=torch.bfloat16, provider="fast", calls=10, warmup_calls=bench.PROTOCOL.warmup_calls):
     """One repetition of where a forward+backward call's time goes: host time per call (no
     synchronization inside the loop) and the GPU kernels with their device time per call."""
     from torch.autograd import DeviceType
 
-    fn = _provider_fn(op, provider)
-    step = make_step(op, fn, M, N, dtype, "fwd_bwd")()
-    for _ in range(5):
-        step()
-    torch.cuda.synchronize()
+    step = warm_step(op, provider, M, N, dtype, warmup_calls)
     start = time.perf_counter()
     for _ in range(calls):
         step()
     host = (time.perf_counter() - start) / calls
     torch.cuda.synchronize()
-    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts) as prof:
-        for _ in range(calls):
-            step()
-        torch.cuda.synchronize()
+    events = profiled_events(step, calls)
     # device-side events only (kernels, memsets, copies): CPU ops also carry a device time,
     # the sum of their children's, which would count every kernel twice
     per_kernel = {}
-    for e in prof.events():
+    for e in events:
         if getattr(e, "device_type", None) != DeviceType.CUDA:
             continue
         entry = per_kernel.setdefault(e.name[:60], [0.0, 0])
@@ -446,7 +463,8 @@ def profile_once(op, M, N, dtype=torch.bfloat16, provider="fast", calls=10):
 def profile(op, M, N, dtype=torch.bfloat16, provider="fast", protocol=bench.PROTOCOL):
     """The profile's figures from protocol.repeats repetitions: host µs per call, kernel µs per call
     (the profiler's device time, summed over the call's kernels) and each kernel's share."""
-    runs = [profile_once(op, M, N, dtype, provider) for _ in range(protocol.repeats)]
+    runs = [profile_once(op, M, N, dtype, provider, warmup_calls=protocol.warmup_calls)
+            for _ in range(protocol.repeats)]
     names = sorted({k for r in runs for k in r["kernels"]}, key=lambda k: -runs[-1]["kernels"].get(k, (0, 0))[0])
     kernels = [{"kernel": k, "us_per_call": bench.figure([r["kernels"].get(k, (0.0, 0))[0] for r in runs]),
                 "count_per_call": runs[-1]["kernels"].get(k, (0.0, 0))[1]} for k in names[:8]]
@@ -492,55 +510,59 @@ def call_spans(events, mark_name=TRACE_MARK, max_depth=TRACE_DEPTH):
     from torch.autograd import DeviceType
 
     host = sorted((e for e in events if e.device_type == DeviceType.CPU), key=lambda e: e.time_range.start)
-    calls = []
-    for mark in (e for e in host if e.name == mark_name):
-        start, end = mark.time_range.start, mark.time_range.end
-        spans, outer, launches = [], [], []
-        for e in host:
-            if e.name == mark_name or not start <= e.time_range.start < end:
-                continue
-            if "LaunchKernel" in e.name:  # cudaLaunchKernel, cuLaunchKernel(Ex)
-                launches.append(e.time_range.elapsed_us())
-            depth = _depth(e, mark)
-            if depth == 0:
-                outer.append((e.time_range.start - start, e.time_range.end - start))
-            if depth > max_depth:
-                continue
-            thread = 0 if e.thread == mark.thread else 1
-            last = spans[-1] if spans else None
-            if last and (last["name"], last["thread"], last["depth"]) == (e.name, thread, depth):
-                last["us"] += e.time_range.elapsed_us()
-                last["count"] += 1
-                continue
-            spans.append({"name": e.name, "thread": thread, "depth": depth, "start_us": e.time_range.start - start,
-                          "us": e.time_range.elapsed_us(), "count": 1})
-        length = mark.time_range.elapsed_us()
-        calls.append({"call_us": length, "outside_us": _uncovered(length, outer), "launch_us": sum(launches),
-                      "launches": len(launches), "spans": spans})
-    return calls
+    # the marked calls follow one another: one pass over the events, each to the call it starts in
+    marks = [e for e in host if e.name == mark_name]
+    calls = [{"mark": m, "spans": [], "outer": [], "launches": []} for m in marks]
+    i = 0
+    for e in host:
+        if e.name == mark_name:
+            continue
+        while i < len(marks) and e.time_range.start >= marks[i].time_range.end:
+            i += 1
+        if i == len(marks):
+            break
+        mark, call = marks[i], calls[i]
+        start = mark.time_range.start
+        if e.time_range.start < start:
+            continue
+        if "LaunchKernel" in e.name:  # cudaLaunchKernel, cuLaunchKernel(Ex)
+            call["launches"].append(e.time_range.elapsed_us())
+        depth = _depth(e, mark)
+        if depth == 0:
+            call["outer"].append((e.time_range.start - start, e.time_range.end - start))
+        if depth > max_depth:
+            continue
+        thread = 0 if e.thread == mark.thread else 1
+        spans = call["spans"]
+        last = spans[-1] if spans else None
+        if last and (last["name"], last["thread"], last["depth"]) == (e.name, thread, depth):
+            last["us"] += e.time_range.elapsed_us()
+            last["count"] += 1
+            continue
+        spans.append({"name": e.name, "thread": thread, "depth": depth, "start_us": e.time_range.start - start,
+                      "us": e.time_range.elapsed_us(), "count": 1})
+    out = []
+    for call in calls:
+        length = call["mark"].time_range.elapsed_us()
+        out.append({"call_us": length, "outside_us": _uncovered(length, call["outer"]),
+                    "launch_us": sum(call["launches"]), "launches": len(call["launches"]), "spans": call["spans"]})
+    return out
 
 
-def host_trace_once(op, shape=STEPS_SHAPE, dtype=torch.bfloat16, provider="fast", calls=TRACE_CALLS):
+def host_trace_once(op, shape=STEPS_SHAPE, dtype=torch.bfloat16, provider="fast", calls=TRACE_CALLS,
+                    warmup_calls=bench.PROTOCOL.warmup_calls):
     """One repetition: the fastest of `calls` profiled plain forward+backward calls, each with its
     synchronization, as call_spans gives it."""
-    step = make_step(op, _provider_fn(op, provider), *shape, dtype, "fwd_bwd")()
-    for _ in range(10):
-        step()
-    torch.cuda.synchronize()
-    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-    with torch.profiler.profile(activities=acts) as prof:
-        for _ in range(calls):
-            with torch.profiler.record_function(TRACE_MARK):
-                step()
-                torch.cuda.synchronize()
-    return min(call_spans(prof.events()), key=lambda c: c["call_us"])
+    step = warm_step(op, provider, *shape, dtype, warmup_calls)
+    return min(call_spans(profiled_events(step, calls, TRACE_MARK)), key=lambda c: c["call_us"])
 
 
 def host_trace(op, protocol=bench.PROTOCOL, shape=STEPS_SHAPE, dtype=torch.bfloat16, provider="fast"):
     """The trace's figures over protocol.repeats repetitions: the call, its time outside every span
     (Python between them), its kernel launches, and each span of the median repetition's call, its start and
     length a figure over the repetitions that have it (matched by name, thread, level, occurrence)."""
-    runs = [host_trace_once(op, shape, dtype, provider) for _ in range(protocol.repeats)]
+    runs = [host_trace_once(op, shape, dtype, provider, warmup_calls=protocol.warmup_calls)
+            for _ in range(protocol.repeats)]
 
     def keyed(run):
         seen, out = {}, {}

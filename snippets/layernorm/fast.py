@@ -104,16 +104,6 @@ def ln_fast_fwd_kernel(
 
 
 # --8<-- [start:fast_forward_chunked_kernel]
-@triton.jit
-def welford_combine(mean_a, m2_a, n_a, mean_b, m2_b, n_b):
-    """Chan's merge of two (mean, sum of squared deviations, count) summaries."""
-    n = n_a + n_b
-    # lanes past N hold nothing
-    share_b = tl.where(n > 0, n_b / tl.maximum(n, 1.0), 0.0)
-    delta = mean_b - mean_a
-    return mean_a + delta * share_b, m2_a + m2_b + delta * delta * n_a * share_b, n
-
-
 @triton.jit(do_not_specialize=["M"])
 def ln_fast_fwd_chunked_kernel(
     X, Y, W, B, Stats, M, eps,      # as ln_fast_fwd_kernel
@@ -131,29 +121,28 @@ def ln_fast_fwd_chunked_kernel(
     # walk 1: each lane keeps Welford's running mean and sum of squared deviations of
     # the values it sees, so no statistic depends on which element comes first (a
     # shift by x[0] loses precision when x[0] is a massive activation). The count is
-    # the step number, the same for every lane: one reciprocal per step.
-    # evict_last: keep the row in L2 for walk 2.
+    # the step number, the same for every lane: one reciprocal per step. A lane past N
+    # in the partial last chunk adds nothing (d = 0), so that chunk is one more step of
+    # the same loop, not code after it. evict_last: keep the row in L2 for walk 2.
     mean = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
     m2 = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
-    for step in range(0, N // CHUNK):
-        x = tl.load(X + rows64 * STRIDE + (step * CHUNK + lanes)[None, :],
-                    mask=row_ok[:, None], other=0.0,
-                    eviction_policy="evict_last").to(tl.float32)
-        d = x - mean
+    for step in range(0, tl.cdiv(N, CHUNK)):
+        cols = step * CHUNK + lanes
+        col_ok = (cols < N)[None, :]
+        x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=row_ok[:, None] & col_ok,
+                    other=0.0, eviction_policy="evict_last").to(tl.float32)
+        d = tl.where(col_ok, x - mean, 0.0)
         mean += d * (1.0 / (step + 1))
         m2 += d * (x - mean)
-    count = tl.zeros([ROWS, CHUNK], dtype=tl.float32) + N // CHUNK
-    if N % CHUNK != 0:
-        # the last, partial chunk: only lanes below N see one more value
-        cols = (N // CHUNK) * CHUNK + lanes
-        tail = (cols < N)[None, :]
-        x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=row_ok[:, None] & tail,
-                    other=0.0, eviction_policy="evict_last").to(tl.float32)
-        count += tail.to(tl.float32)
-        d = tl.where(tail, x - mean, 0.0)
-        mean += d / tl.maximum(count, 1.0)
-        m2 += d * (x - mean)
-    mean_row, m2_row, _ = tl.reduce((mean, m2, count), 1, welford_combine)
+    # values each lane saw: one more below N % CHUNK
+    count = tl.zeros([ROWS, CHUNK], dtype=tl.float32) + (N // CHUNK)
+    count += (lanes < N % CHUNK).to(tl.float32)[None, :]
+    # Chan's merge of all lanes at once: the row's mean, then each lane's squared
+    # deviations plus its count times its mean's squared distance from the row's.
+    # Two plain sums, no division in the reduction tree
+    mean_row = tl.sum(mean * count, axis=1) / N
+    spread = mean - mean_row[:, None]
+    m2_row = tl.sum(m2 + count * spread * spread, axis=1)
     rstd = tl.rsqrt(m2_row / N + eps)
 
     # walk 2: normalize. The row was just read: these loads hit the L2 cache, not
