@@ -534,6 +534,15 @@ def _sweep_quotes(res, op, p, copy, t, q):
                          and claims.compare(r["fwd_bwd_gpu_us"], fast_rows[r["N"]]["fwd_bwd_gpu_us"], "gpu") == "lower"})
         q[f"{p}_sweep_fwdbwd_behind_n"] = t.join(map(str, behind))
         q[f"{p}_sweep_fwdbwd_behind_count"] = str(len(behind))
+    # the provider packages' forward over the sweep, as a sentence: a run may not have them
+    for name, label in PACKAGE_NAMES.items():
+        points = series.get(name)
+        if points:
+            q[f"{p}_{name}_sweep_fwd"] = t("sweep_fwd_range").format(
+                provider=label, low=_pct(_lowest(points, "fwd"), t),
+                high=_pct(max((f["fwd"] for _, f in points), key=lambda fig: fig["median"]), t))
+        else:
+            q[f"{p}_{name}_sweep_fwd"] = t("provider_not_in_run").format(provider=label)
 
 
 def _host_quotes(res, op, p, t, q):
