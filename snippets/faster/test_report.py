@@ -532,3 +532,19 @@ def test_targets_say_which_provider_packages_the_run_had(tmp_path):
     m = synthetic_measurements()
     del m["results"]["packages"]
     assert "packages" not in report.targets_md(m["results"], "layernorm", m["provenance"]["copy"], ENGLISH)
+
+
+def test_a_provider_package_forward_over_the_sweep_is_one_sentence_present_or_not(tmp_path):
+    m = synthetic_measurements()
+    sweep = m["results"]["sweep"]["layernorm"]
+    sweep += [{**r, "provider": "quack"} for r in sweep if r["provider"] == "fast"]
+    q = report.quotes(m, ENGLISH)
+    fast = [q[f"ln_fast_gpu_fwd_pct_n{n}"] for n in SWEEP_N]
+    low, high = min(fast, key=lambda p: float(p.rstrip("%"))), max(fast, key=lambda p: float(p.rstrip("%")))
+    assert q["ln_quack_sweep_fwd"] == f"Over the sweep, QuACK's forward runs at {low} to {high} of the copy bandwidth in this run."
+    # the run without the package says so, in a sentence of the page's language
+    assert q["rms_quack_sweep_fwd"] == "QuACK was not installed in this run, so the tables leave it out."
+    report.write(m, tmp_path)
+    zh = json.loads(_read(tmp_path / "quotes.zh.json"))
+    assert zh["rms_liger_sweep_fwd"] == "本次运行没有安装 Liger-Kernel，表中因此没有它。"
+    assert zh["ln_quack_sweep_fwd"].startswith("在本次运行的整个扫描中，QuACK 的前向达到拷贝带宽的 ")
