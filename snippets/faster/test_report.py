@@ -374,7 +374,10 @@ def test_quotes_are_strings_the_pages_can_quote(tmp_path):
     assert q["dw_lock_vs_fast"] == "7.00×" and q["dw_lock_buffer_in_input_dtype_rel"] == "2.0\u00a0×\u00a010⁻²"
     assert q["dw_ref_max"] == "600" and q["dw_lock_group"] == "96"
     assert q["dw_half_ulp"] == "2"  # bf16 near 600: exponent 9, 8 significant bits
-    assert not any(k.startswith(("ln_liger", "rms_liger", "dw_liger")) for k in q)  # not installed
+    # not installed: no figure of it to quote, only the sentence that says so
+    assert [k for k in q if k.startswith(("ln_liger", "rms_liger", "dw_liger"))] == ["ln_liger_sweep_fwd",
+                                                                                     "rms_liger_sweep_fwd"]
+    assert q["ln_liger_sweep_fwd"] == "Liger-Kernel was not installed in this run, so the tables leave it out."
 
 
 def test_sweep_quotes_count_targets_from_the_stated_ranges(tmp_path):
