@@ -33,7 +33,7 @@ VI_SYLLABLE = re.compile(r"(?:ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdghklmnprstvx
 NAMES = {
     "GPU", "NVIDIA", "H200", "SM", "CUDA", "PyTorch", "torch", "Triton", "Python", "Liger", "Kernel", "Llama",
     "LlamaRMSNorm", "RMSNorm", "LayerNorm", "Hugging", "Face", "Adam", "Git", "SHA-256", "eager", "autograd",
-    "Graph", "MSE", "L2", "token",
+    "Graph", "MSE", "L2", "token", "QuACK", "Liger-Kernel",
 }
 UNITS = {"µs", "ms", "GB", "s", "MB", "MiB", "KiB", "B", "fp16", "fp32", "bf16", "bfloat16", "float16", "float32"}
 SYMBOLS = {"N", "M", "x", "g", "dW", "dB"}
