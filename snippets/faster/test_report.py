@@ -549,5 +549,5 @@ def test_a_provider_package_forward_over_the_sweep_is_one_sentence_present_or_no
     assert q["rms_quack_sweep_fwd"] == "QuACK was not installed in this run, so the tables leave it out."
     report.write(m, tmp_path)
     zh = json.loads(_read(tmp_path / "quotes.zh.json"))
-    assert zh["rms_liger_sweep_fwd"] == "本次运行没有安装 Liger-Kernel，表中因此没有它。"
-    assert zh["ln_quack_sweep_fwd"].startswith("在本次运行的整个扫描中，QuACK 的前向达到拷贝带宽的 ")
+    assert zh["rms_liger_sweep_fwd"] == "本次运行没有安装 Liger-Kernel，所以表中没有它。"
+    assert zh["ln_quack_sweep_fwd"].startswith("在本次运行的宽度扫描中，QuACK 的前向速度介于拷贝带宽的 ")
