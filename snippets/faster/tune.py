@@ -163,10 +163,10 @@ def _current(config):
     return tuple(config)
 
 
-def _compile_key(n, kind, cfg):
+def _compile_key(n, cfg):
     """What a compilation depends on: N (a compile-time constant) and the configuration, but
-    not a backward's per-SM factor (its 5th field), which only changes the grid."""
-    return (n, *cfg) if kind == "fwd" else (n, *cfg[:4], *cfg[5:])
+    not the per-SM factor, which only changes the grid."""
+    return (n, *cfg[:4], *cfg[5:])
 
 
 def _compile_task(task):
@@ -196,7 +196,7 @@ def precompile(ns, workers, dtype, ops=OPS):
             bwd = backward_candidates(n, torch.empty((), dtype=dtype).element_size())
             for kind, cands in (("fwd", forward_candidates(n)), ("bwd", bwd)):
                 for cfg in keep(op, n, kind, cands):
-                    key = (op, kind, _compile_key(n, kind, cfg))
+                    key = (op, kind, _compile_key(n, cfg))
                     if key not in seen:
                         seen.add(key)
                         tasks.append((op, n, kind, cfg, dtype))
