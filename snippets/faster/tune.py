@@ -56,6 +56,9 @@ def rows_for(n, dtype=torch.bfloat16, total=TOTAL):
     return rows // 2 if dtype == torch.float32 else rows
 
 
+MAX_REGS_FULL_SM = 65536 // 2048  # an SM's registers over its most threads
+
+
 def forward_candidates(n):
     block = triton.next_power_of_2(n)
     out = []
@@ -63,7 +66,7 @@ def forward_candidates(n):
         for warps in (2, 4, 8, 16):
             per_thread = rows * block // (warps * 32)
             if rows * block <= 16384 and 4 <= per_thread <= 64:
-                out.append(("row", block, rows, warps))
+                out.append(("row", block, rows, warps, 0))
     if block >= 8192:  # chunks pay off once a row fills a program's registers
         # one row a program, 8 or 16 warps: what came within 3 % of the best in tune-13 (LayerNorm),
         # and all of RMSNorm's fastest chunked forwards in tune-11
@@ -72,7 +75,10 @@ def forward_candidates(n):
         for chunk in (1024, 2048, 4096, 8192):
             for warps in (8, 16):
                 if chunk <= block and 4 <= chunk // (warps * 32) <= 32:
-                    out.append(("chunked", chunk, 1, warps))
+                    # and capped at 32 registers a thread: a full SM's 2048 threads (ptxas gave the
+                    # 4096-column, 16-warp walk 40 at 12544-15104, so 3 programs an SM, not 4)
+                    for max_regs in (0, MAX_REGS_FULL_SM):
+                        out.append(("chunked", chunk, 1, warps, max_regs))
     return out
 
 
@@ -133,25 +139,50 @@ def staged_candidates(n, element_size=2):
     return sorted(out)
 
 
-PRIOR = {}  # (op, N, pass) -> (the configurations worth timing again, the designs timed) (--prior)
+# (op, N, pass) -> (the table entries worth timing again, the designs timed) (--prior)
+PRIOR = {}
 FRESH = set()  # designs timed in full despite --prior: their kernel changed since (--fresh)
+CHECK = False  # --check: the tables' configurations timed, nothing searched
+NEIGHBOURS = 1024  # a width the prior runs did not tune takes the entries of those this close
 
 
 def keep(op, n, kind, cands):
-    """With --prior: the prior run's fastest configurations, and every candidate of a design the
-    prior run did not time or that --fresh names."""
-    prior = PRIOR.get((op, n, kind))
+    """With --prior: the prior run's fastest configurations (or, at a width it did not tune,
+    those of the nearest tuned width on each side), and every candidate of a design the prior
+    run did not time or that --fresh names."""
+    prior = PRIOR.get((op, n, kind)) or neighbours_prior(op, n, kind)
     if prior is None:
         return cands
     best, designs = prior
-    return [c for c in cands if c[0] not in designs or c[0] in FRESH or tuple(c) in best]
+    return [c for c in cands if c[0] not in designs or c[0] in FRESH or tuple(table_entry_of(c)) in best]
+
+
+def neighbours_prior(op, n, kind):
+    """The union of the prior entries at the nearest tuned width below N and above it (entries
+    leave out what follows from N, so they carry over)."""
+    tuned = [m for (o, m, k) in PRIOR if o == op and k == kind and abs(m - n) <= NEIGHBOURS]
+    near = [max((m for m in tuned if m < n), default=None), min((m for m in tuned if m > n), default=None)]
+    priors = [PRIOR[(op, m, kind)] for m in near if m is not None]
+    if not priors:
+        return None
+    return set().union(*(b for b, _ in priors)), set().union(*(d for _, d in priors))
+
+
+def candidates(op, n, kind, element_size):
+    """What is timed of one pass at one N: the table's own configuration alone with --check,
+    else every candidate that --prior keeps."""
+    if CHECK:
+        fast = fast_module(op)
+        return [(fast.forward_config if kind == "fwd" else fast.backward_config)(n, element_size)]
+    cands = forward_candidates(n) if kind == "fwd" else backward_candidates(n, element_size)
+    return keep(op, n, kind, cands)
 
 
 def load_prior(path, passes=("fwd", "bwd"), top=4):
     for r in json.loads(Path(path).read_text())["tuned"]:
         for kind in passes:
             ok = sorted((c for c in r[kind] if "ms" in c and c.get("ok", True)), key=lambda c: c["ms"])
-            PRIOR[(r["op"], r["N"], kind)] = ({_current(c["config"]) for c in ok[:top]},
+            PRIOR[(r["op"], r["N"], kind)] = ({tuple(table_entry_of(_current(c["config"]))) for c in ok[:top]},
                                               {c["config"][0] for c in r[kind]})
 
 
@@ -160,13 +191,16 @@ def _current(config):
     weight gradients were added after dx)."""
     if config[0] == "staged" and len(config) == 8:
         return (*config, False)
+    if len(config) == 4:  # a forward before MAXNREG (tune-15): ptxas chose
+        return (*config, 0)
     return tuple(config)
 
 
-def _compile_key(n, cfg):
+def _compile_key(n, kind, cfg):
     """What a compilation depends on: N (a compile-time constant) and the configuration, but
-    not the per-SM factor, which only changes the grid."""
-    return (n, *cfg[:4], *cfg[5:])
+    not the backward's per-SM factor, which only changes the grid (the forward's fifth field,
+    MAXNREG, is compiled in)."""
+    return (n, *cfg) if kind == "fwd" else (n, *cfg[:4], *cfg[5:])
 
 
 def _compile_task(task):
@@ -193,10 +227,9 @@ def precompile(ns, workers, dtype, ops=OPS):
     tasks, seen = [], set()
     for op in ops:
         for n in ns:
-            bwd = backward_candidates(n, torch.empty((), dtype=dtype).element_size())
-            for kind, cands in (("fwd", forward_candidates(n)), ("bwd", bwd)):
-                for cfg in keep(op, n, kind, cands):
-                    key = (op, kind, _compile_key(n, cfg))
+            for kind in ("fwd", "bwd"):
+                for cfg in candidates(op, n, kind, torch.empty((), dtype=dtype).element_size()):
+                    key = (op, kind, _compile_key(n, kind, cfg))
                     if key not in seen:
                         seen.add(key)
                         tasks.append((op, n, kind, cfg, dtype))
@@ -249,9 +282,8 @@ def tune_n(op, n, copy, dtype=torch.bfloat16):
     saved = fast.forward_rows(*head)[1]
     result = {"op": op, "N": n, "M": m, "fwd": [], "bwd": []}
     reference = {"fwd": fast.forward_rows(*head), "bwd": fast.backward_rows(dy, x, w, saved)}
-    for kind, cands, n_bytes in (("fwd", forward_candidates(n), 2),
-                                 ("bwd", backward_candidates(n, elt), 3)):
-        for cfg in keep(op, n, kind, cands):
+    for kind, n_bytes in (("fwd", 2), ("bwd", 3)):
+        for cfg in candidates(op, n, kind, elt):
             if kind == "fwd":
                 step = lambda: fast.forward_rows(*head, config=cfg)  # noqa: E731
             else:
@@ -286,15 +318,16 @@ def worst_difference(outputs, reference):
 
 
 def compiled_resources(fast, n):
-    """Registers, spills and shared memory of every backward kernel compiled for width N."""
+    """Registers, spills and shared memory of every kernel compiled for width N."""
     out = []
-    for launcher in (fast.bwd_row, fast.bwd_staged, fast.bwd_chunked):
+    for launcher in (fast.fwd_row, fast.fwd_chunked, fast.bwd_row, fast.bwd_staged, fast.bwd_chunked):
         names = launcher.kernel.arg_names
         for compiled, consts in launcher.compiled.values():
             meta = dict(zip(names[len(names) - len(consts):], consts))
             if meta.get("N") == n:
                 out.append({"kernel": launcher.kernel.__name__, "meta": {k: v for k, v in meta.items()
                             if isinstance(v, (int, bool))}, "num_warps": compiled.metadata.num_warps,
+                            "maxnreg": compiled.metadata.maxnreg,
                             "regs": compiled.n_regs, "spills": compiled.n_spills,
                             "shared": compiled.metadata.shared})
     return out
@@ -420,8 +453,11 @@ def main(argv=None):
     p.add_argument("--providers-step", type=int, default=256, help="providers at every N that is a multiple of this")
     p.add_argument("--wait-pid", type=int, help="after compiling, wait for this process (tests on the same GPU)")
     p.add_argument("--workers", type=int, default=max(1, min(12, (os.cpu_count() or 2) - 2)))
-    p.add_argument("--dtype", choices=("bfloat16", "float32"), default="bfloat16",
-                   help="bfloat16 writes <op>-fast_tuned.json (16-bit inputs), float32 <op>-fast_tuned_fp32.json")
+    p.add_argument("--dtype", choices=("bfloat16", "float16", "float32"), default="bfloat16",
+                   help="bfloat16 writes <op>-fast_tuned.json (16-bit inputs), float32 <op>-fast_tuned_fp32.json; "
+                   "float16 (which the 16-bit table serves) with --check")
+    p.add_argument("--check", action="store_true",
+                   help="time the tables' own configurations at each N (no search, no tables written)")
     p.add_argument("--tables-only", action="store_true", help="stop once the tables are written")
     p.add_argument("--widths", help="comma-separated N to tune instead of every multiple of --step")
     p.add_argument("--update", action="store_true",
@@ -436,6 +472,8 @@ def main(argv=None):
         for prior in a.prior.split(","):
             load_prior(prior, tuple(a.prior_passes.split(",")))
     FRESH.update(filter(None, a.fresh.split(",")))
+    global CHECK
+    CHECK = a.check
     ops = tuple(a.ops.split(","))
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
               "total_elements": TOTAL, "step": a.step}
@@ -466,6 +504,9 @@ def main(argv=None):
         report["tuned"] = tuned
         save()
     report["tune_s"] = round(time.time() - t0, 1)
+    if a.check:
+        save()
+        return
     elt = torch.empty((), dtype=dtype).element_size()
     for op in ops:
         table = table_from(tuned, op)
