@@ -25,7 +25,6 @@ import torch
 import torch.nn.functional as F
 
 from normkit import bench
-from normkit.launch import register_cap
 
 OPS = ("layernorm", "rmsnorm")
 PROVIDERS = ("teaching", "fast", "torch", "compile", "liger", "quack")
@@ -222,9 +221,9 @@ def _fast_calls(op, M, N, dtype):
     x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
     xd, wd, bd = (t.detach() for t in (x, w, b))
     elt = xd.element_size()
-    kind, block, rows, num_warps, max_regs = fast.forward_config(N, elt)
-    meta = {"N": N, "STRIDE": N, ("BLOCK_N" if kind == "row" else "CHUNK"): block, "ROWS": rows,
-            "HAS_W": True, "num_warps": num_warps, **register_cap(max_regs)}
+    kind, block, rows, num_warps = fast.forward_config(N, elt)
+    meta = {"N": N, "STRIDE": N, **fast.forward_blocks(kind, block, N), "ROWS": rows,
+            "HAS_W": True, "num_warps": num_warps}
     launcher = fast.fwd_row if kind == "row" else fast.fwd_chunked
     y = torch.empty_like(xd)
     fn, torch_fn = _provider_fn(op, "fast"), _provider_fn(op, "torch")
@@ -613,8 +612,7 @@ def fast_launch(op, M, N, dtype=torch.bfloat16):
     # as backward_rows computes it: groups of `split` programs, one partial row each
     groups, rows_per_program = fast.backward_grid(M, bwd[2], max(1, sms * bwd[4] // split))
     return {"op": op, "M": M, "N": N, "fwd_design": fwd[0], "fwd_block": fwd[1], "fwd_rows": fwd[2],
-            "fwd_warps": fwd[3], "fwd_max_regs": fwd[4], "fwd_programs": -(-M // fwd[2]),
-            "bwd_design": bwd[0], "bwd_block": bwd[1],
+            "fwd_warps": fwd[3], "fwd_programs": -(-M // fwd[2]), "bwd_design": bwd[0], "bwd_block": bwd[1],
             "bwd_rows": bwd[2], "bwd_warps": bwd[3], "programs_per_sm": bwd[4],
             "prefetch": bool(bwd[5]) if bwd[0] == "row" else False, "sm_count": sms,
             "split": split, "stages": bwd[6] if staged else 1, "bwd_rest": bwd[7] if staged else 0,

@@ -56,9 +56,6 @@ def rows_for(n, dtype=torch.bfloat16, total=TOTAL):
     return rows // 2 if dtype == torch.float32 else rows
 
 
-MAX_REGS_FULL_SM = 65536 // 2048  # an SM's registers over its most threads
-
-
 def forward_candidates(n):
     block = triton.next_power_of_2(n)
     out = []
@@ -66,7 +63,7 @@ def forward_candidates(n):
         for warps in (2, 4, 8, 16):
             per_thread = rows * block // (warps * 32)
             if rows * block <= 16384 and 4 <= per_thread <= 64:
-                out.append(("row", block, rows, warps, 0))
+                out.append(("row", block, rows, warps))
     if block >= 8192:  # chunks pay off once a row fills a program's registers
         # one row a program, 8 or 16 warps: what came within 3 % of the best in tune-13 (LayerNorm),
         # and all of RMSNorm's fastest chunked forwards in tune-11
@@ -75,10 +72,7 @@ def forward_candidates(n):
         for chunk in (1024, 2048, 4096, 8192):
             for warps in (8, 16):
                 if chunk <= block and 4 <= chunk // (warps * 32) <= 32:
-                    # and capped at 32 registers a thread: a full SM's 2048 threads (ptxas gave the
-                    # 4096-column, 16-warp walk 40 at 12544-15104, so 3 programs an SM, not 4)
-                    for max_regs in (0, MAX_REGS_FULL_SM):
-                        out.append(("chunked", chunk, 1, warps, max_regs))
+                    out.append(("chunked", chunk, 1, warps))
     return out
 
 
@@ -141,7 +135,7 @@ def staged_candidates(n, element_size=2):
 
 # (op, N, pass) -> (the table entries worth timing again, the designs timed) (--prior)
 PRIOR = {}
-FRESH = set()  # designs timed in full despite --prior: their kernel changed since (--fresh)
+FRESH = set()  # designs ("chunked", or one pass's: "fwd:chunked") timed in full despite --prior (--fresh)
 CHECK = False  # --check: the tables' configurations timed, nothing searched
 NEIGHBOURS = 1024  # a width the prior runs did not tune takes the entries of those this close
 
@@ -154,7 +148,8 @@ def keep(op, n, kind, cands):
     if prior is None:
         return cands
     best, designs = prior
-    return [c for c in cands if c[0] not in designs or c[0] in FRESH or tuple(table_entry_of(c)) in best]
+    fresh = {d.split(":")[-1] for d in FRESH if ":" not in d or d.startswith(kind + ":")}
+    return [c for c in cands if c[0] not in designs or c[0] in fresh or tuple(table_entry_of(c)) in best]
 
 
 def neighbours_prior(op, n, kind):
@@ -191,16 +186,13 @@ def _current(config):
     weight gradients were added after dx)."""
     if config[0] == "staged" and len(config) == 8:
         return (*config, False)
-    if len(config) == 4:  # a forward before MAXNREG (tune-15): ptxas chose
-        return (*config, 0)
     return tuple(config)
 
 
-def _compile_key(n, kind, cfg):
+def _compile_key(n, cfg):
     """What a compilation depends on: N (a compile-time constant) and the configuration, but
-    not the backward's per-SM factor, which only changes the grid (the forward's fifth field,
-    MAXNREG, is compiled in)."""
-    return (n, *cfg) if kind == "fwd" else (n, *cfg[:4], *cfg[5:])
+    not the per-SM factor, which only changes the grid."""
+    return (n, *cfg[:4], *cfg[5:])
 
 
 def _compile_task(task):
@@ -229,7 +221,7 @@ def precompile(ns, workers, dtype, ops=OPS):
         for n in ns:
             for kind in ("fwd", "bwd"):
                 for cfg in candidates(op, n, kind, torch.empty((), dtype=dtype).element_size()):
-                    key = (op, kind, _compile_key(n, kind, cfg))
+                    key = (op, kind, _compile_key(n, cfg))
                     if key not in seen:
                         seen.add(key)
                         tasks.append((op, n, kind, cfg, dtype))
@@ -327,7 +319,6 @@ def compiled_resources(fast, n):
             if meta.get("N") == n:
                 out.append({"kernel": launcher.kernel.__name__, "meta": {k: v for k, v in meta.items()
                             if isinstance(v, (int, bool))}, "num_warps": compiled.metadata.num_warps,
-                            "maxnreg": compiled.metadata.maxnreg,
                             "regs": compiled.n_regs, "spills": compiled.n_spills,
                             "shared": compiled.metadata.shared})
     return out
@@ -448,7 +439,7 @@ def main(argv=None):
                    "(and every candidate of a design it did not time)")
     p.add_argument("--prior-passes", default="fwd,bwd", help="the passes --prior applies to")
     p.add_argument("--fresh", default="", help="comma-separated designs to time in full despite --prior "
-                   "(their kernel changed since the prior run)")
+                   "(their kernel changed since the prior run); fwd:chunked names one pass's")
     p.add_argument("--ops", default=",".join(OPS), help="the ops to tune (--update keeps the others' tables)")
     p.add_argument("--providers-step", type=int, default=256, help="providers at every N that is a multiple of this")
     p.add_argument("--wait-pid", type=int, help="after compiling, wait for this process (tests on the same GPU)")

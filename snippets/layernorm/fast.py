@@ -44,7 +44,7 @@ from typing import Optional
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
 from normkit import dropin
 from normkit.direct_launch import DirectLauncher
-from normkit.launch import ContractError, register_cap
+from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
 from normkit.tiles import (load_weight, pair_sums, per_row, row_sum, rows_of,
                            share_tile, staged_config)
@@ -104,11 +104,26 @@ def ln_fast_fwd_kernel(
 
 
 # --8<-- [start:fast_forward_chunked_kernel]
+@triton.jit
+def _normalize_into(Y, W, B, x, mean_row, rstd, rows64, mask, cols, col_ok, N: tl.constexpr,
+                    HAS_W: tl.constexpr, HAS_B: tl.constexpr):
+    """y = (x - mean) * rstd * w + b for columns cols of a block of rows, stored."""
+    y = (x - mean_row[:, None]) * rstd[:, None]
+    if HAS_W:
+        y *= tl.load(W + cols, mask=col_ok, other=0.0,
+                     eviction_policy="evict_last").to(tl.float32)[None, :]
+    if HAS_B:
+        y += tl.load(B + cols, mask=col_ok, other=0.0,
+                     eviction_policy="evict_last").to(tl.float32)[None, :]
+    tl.store(Y + rows64 * N + cols[None, :], y.to(Y.dtype.element_ty), mask=mask)
+
+
 @triton.jit(do_not_specialize=["M"])
 def ln_fast_fwd_chunked_kernel(
     X, Y, W, B, Stats, M, eps,      # as ln_fast_fwd_kernel
     N: tl.constexpr, STRIDE: tl.constexpr,
     CHUNK: tl.constexpr,            # columns per step of the walk along the row
+    TAIL_BLOCK: tl.constexpr,       # next power of two >= N % CHUNK: the tail's tile
     ROWS: tl.constexpr,
     HAS_W: tl.constexpr, HAS_B: tl.constexpr,
 ):
@@ -117,50 +132,57 @@ def ln_fast_fwd_chunked_kernel(
     row_ok = rows < M
     rows64 = rows.to(tl.int64)[:, None]  # int64: M * N may pass 2**31
     lanes = tl.arange(0, CHUNK)
+    STEPS: tl.constexpr = N // CHUNK  # whole chunks; the N % CHUNK columns after them,
+    TAIL: tl.constexpr = N % CHUNK    # the tail, are one tile held in registers
+
+    # the tail first: its loads are in flight with the first chunk's, and a masked
+    # step at the end of the walk (mostly padding when N % CHUNK is small) costs as
+    # long as a whole one
+    if TAIL > 0:
+        tail = STEPS * CHUNK + tl.arange(0, TAIL_BLOCK)
+        tail_ok = row_ok[:, None] & (tail < N)[None, :]
+        xt = tl.load(X + rows64 * STRIDE + tail[None, :], mask=tail_ok,
+                     other=0.0).to(tl.float32)
 
     # walk 1: each lane keeps Welford's running mean and sum of squared deviations of
     # the values it sees, so no statistic depends on which element comes first (a
     # shift by x[0] loses precision when x[0] is a massive activation). The count is
-    # the step number, the same for every lane: one reciprocal per step. A lane past N
-    # in the partial last chunk adds nothing (d = 0), so that chunk is one more step of
-    # the same loop, not code after it. evict_last: keep the row in L2 for walk 2.
+    # the step number, the same for every lane: one reciprocal per step, and no mask
+    # on the columns. evict_last: keep the row in L2 for walk 2.
     mean = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
     m2 = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
-    for step in range(0, tl.cdiv(N, CHUNK)):
+    for step in range(0, STEPS):
         cols = step * CHUNK + lanes
-        col_ok = (cols < N)[None, :]
-        x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=row_ok[:, None] & col_ok,
+        x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=row_ok[:, None],
                     other=0.0, eviction_policy="evict_last").to(tl.float32)
-        d = tl.where(col_ok, x - mean, 0.0)
+        d = x - mean
         mean += d * (1.0 / (step + 1))
         m2 += d * (x - mean)
-    # values each lane saw: one more below N % CHUNK
-    count = tl.zeros([ROWS, CHUNK], dtype=tl.float32) + (N // CHUNK)
-    count += (lanes < N % CHUNK).to(tl.float32)[None, :]
-    # Chan's merge of all lanes at once: the row's mean, then each lane's squared
-    # deviations plus its count times its mean's squared distance from the row's.
-    # Two plain sums, no division in the reduction tree
-    mean_row = tl.sum(mean * count, axis=1) / N
+    # Chan's merge of the lanes (and the tail) at once: the row's mean, then each
+    # group's squared deviations plus its count times its mean's squared distance
+    # from the row's. Plain sums, no division in the reduction tree
+    total = tl.sum(mean, axis=1) * STEPS
+    if TAIL > 0:
+        total += tl.sum(xt, axis=1)
+    mean_row = total / N
     spread = mean - mean_row[:, None]
-    m2_row = tl.sum(m2 + count * spread * spread, axis=1)
+    m2_row = tl.sum(m2 + STEPS * spread * spread, axis=1)
+    if TAIL > 0:
+        xt_c = tl.where(tail_ok, xt - mean_row[:, None], 0.0)
+        m2_row += tl.sum(xt_c * xt_c, axis=1)
     rstd = tl.rsqrt(m2_row / N + eps)
 
     # walk 2: normalize. The row was just read: these loads hit the L2 cache, not
     # memory, and evict_first lets the row go once it is used
-    for start in range(0, N, CHUNK):
-        cols = start + lanes
-        col_ok = cols < N
-        mask = row_ok[:, None] & col_ok[None, :]
-        x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=mask, other=0.0,
+    for step in range(0, STEPS):
+        cols = step * CHUNK + lanes
+        x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=row_ok[:, None], other=0.0,
                     eviction_policy="evict_first").to(tl.float32)
-        y = (x - mean_row[:, None]) * rstd[:, None]
-        if HAS_W:
-            y *= tl.load(W + cols, mask=col_ok, other=0.0,
-                         eviction_policy="evict_last").to(tl.float32)[None, :]
-        if HAS_B:
-            y += tl.load(B + cols, mask=col_ok, other=0.0,
-                         eviction_policy="evict_last").to(tl.float32)[None, :]
-        tl.store(Y + rows64 * N + cols[None, :], y.to(Y.dtype.element_ty), mask=mask)
+        _normalize_into(Y, W, B, x, mean_row, rstd, rows64, row_ok[:, None], cols,
+                        cols < N, N, HAS_W, HAS_B)
+    if TAIL > 0:  # the tail from the registers
+        _normalize_into(Y, W, B, xt, mean_row, rstd, rows64, tail_ok, tail, tail < N,
+                        N, HAS_W, HAS_B)
     tl.store(Stats + rows, mean_row, mask=row_ok)
     tl.store(Stats + M + rows, rstd, mask=row_ok)
 # --8<-- [end:fast_forward_chunked_kernel]
@@ -532,9 +554,7 @@ def sm_count(device_index):
 # every N that is a multiple of the table's step up to MAX_N, the fastest launch
 # configuration measured on an H200: one table for 16-bit inputs (tuned in bf16,
 # used for fp16 too) and one for fp32.
-# forward:  ["row", ROWS, num_warps, MAXNREG]
-#           or ["chunked", CHUNK, ROWS, num_warps, MAXNREG]
-#           (MAXNREG: the registers a thread, 0 for what ptxas chooses)
+# forward:  ["row", ROWS, num_warps]          or ["chunked", CHUNK, ROWS, num_warps]
 # backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
 #           or ["staged", ROWS, num_warps, programs per SM, SPLIT, STAGES, TILES, EARLY]
 #           or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
@@ -573,13 +593,13 @@ def table_entry(kind, n_cols, element_size):
 
 # past the tables' widest row: walked in chunks (the chunked kernels take any N,
 # their tiles do not grow with it)
-WIDE = {"forward": ("chunked", 4096, 1, 16, 0), "backward": ("chunked", 4096, 1, 16, 1)}
+WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16, 1)}
 
 
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
-    """("row", BLOCK_N, ROWS, num_warps, MAXNREG) or ("chunked", CHUNK, ROWS, num_warps,
-    MAXNREG) for the forward."""
+    """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps)
+    for the forward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("forward", n_cols, element_size)
     if entry is not None:
@@ -590,7 +610,7 @@ def forward_config(n_cols, element_size):
     rows = max(1, 2048 // block_n)
     # about 2 KiB of x per warp
     num_warps = min(max(rows * block_n * element_size // 2048, 1), 16)
-    return "row", block_n, rows, num_warps, 0
+    return "row", block_n, rows, num_warps
 
 
 def backward_entry_config(entry, n_cols):
@@ -652,6 +672,13 @@ sum_partials = DirectLauncher(sum_partials_kernel)
 
 
 # --8<-- [start:fast_forward_launch]
+def forward_blocks(kind, block, N):
+    """The forward kernel's tile sizes: the row's (BLOCK_N), or the walk's chunk and tail."""
+    if kind == "row":
+        return {"BLOCK_N": block}
+    return {"CHUNK": block, "TAIL_BLOCK": triton.next_power_of_2(N % block)}
+
+
 def forward_rows(x2d, weight, bias, eps, config=None, shape=None):
     """y (contiguous, in x's dtype) and the (2, M) fp32 mean and rstd, for (M, N) rows
     with contiguous columns (normkit.dropin.rows_view). weight and bias: (N,) or None.
@@ -664,16 +691,13 @@ def forward_rows(x2d, weight, bias, eps, config=None, shape=None):
     stats = torch.empty((2, M), dtype=torch.float32, device=x2d.device)
     if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
         return y, stats
-    config = config or forward_config(N, x2d.element_size())
-    kind, block, rows, num_warps, max_regs = config
+    kind, block, rows, num_warps = config or forward_config(N, x2d.element_size())
     launch = fwd_row if kind == "row" else fwd_chunked
-    block_arg = {"BLOCK_N" if kind == "row" else "CHUNK": block}
     # an absent parameter: any pointer stands in, the kernel never reads it
     launch[(triton.cdiv(M, rows),)](
         x2d, y, x2d if weight is None else weight, x2d if bias is None else bias,
-        stats, M, eps, N=N, STRIDE=dropin.row_stride(x2d), **block_arg, ROWS=rows,
-        HAS_W=weight is not None, HAS_B=bias is not None, num_warps=num_warps,
-        **register_cap(max_regs))
+        stats, M, eps, N=N, STRIDE=dropin.row_stride(x2d), **forward_blocks(kind, block, N),
+        ROWS=rows, HAS_W=weight is not None, HAS_B=bias is not None, num_warps=num_warps)
     return y, stats
 # --8<-- [end:fast_forward_launch]
 

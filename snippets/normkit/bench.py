@@ -24,6 +24,8 @@ import time
 
 import torch
 
+from normkit import words
+
 
 @dataclasses.dataclass(frozen=True)
 class Protocol:
@@ -182,9 +184,11 @@ def fixed_cost_fit(points):
     return {"fixed_us": figure(fixed), "gb_per_s": figure(bandwidth)}
 
 
-def figure_text(fig, unit="µs"):
-    """A figure as a notebook or a terminal prints it: "11.43 µs (11.36–11.54)"."""
-    return f"{fig['median']:.2f} {unit} ({fig['low']:.2f}–{fig['high']:.2f})"
+def figure_text(fig, unit="µs", t=None):
+    """A figure as a notebook or a terminal prints it: "11.43 µs (11.36–11.54)", in the numbers of t
+    (a normkit.words.Words; by default the reader's, words.reader(): "11,43 µs (11,36–11,54)" in vi)."""
+    t = t or words.reader()
+    return f"{t.number(fig['median'], '.2f')} {unit} ({t.number(fig['low'], '.2f')}–{t.number(fig['high'], '.2f')})"
 
 
 def protocol_record(protocol, copies=None):

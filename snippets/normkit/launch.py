@@ -50,9 +50,3 @@ def rows_of(x):
     """View x as a contiguous (M, N) matrix of rows over its last dimension."""
     n_cols = x.shape[-1]
     return x.reshape(-1, n_cols).contiguous(), n_cols
-
-
-def register_cap(max_regs):
-    """The launch option that caps a kernel's registers a thread (Triton's maxnreg), or none
-    for 0: ptxas then chooses. A cap lets more programs share an SM, if nothing spills."""
-    return {"maxnreg": max_regs} if max_regs else {}

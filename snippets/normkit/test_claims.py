@@ -27,6 +27,7 @@ def test_figure_is_the_median_and_the_range_of_its_runs_in_their_order():
 def test_figure_text_prints_the_median_and_the_range_with_two_decimals():
     assert bench.figure_text(fig(11.434, 11.361, 11.539)) == "11.43 µs (11.36–11.54)"
     assert bench.figure_text(fig(4227.3035, 4208.2436, 4229.3015), "GB/s") == "4227.30 GB/s (4208.24–4229.30)"
+    assert bench.figure_text(fig(11.434, 11.361, 11.539), t=Words("vi")) == "11,43 µs (11,36–11,54)"
 
 
 def test_protocol_record_is_the_protocols_counts_and_the_rotation():

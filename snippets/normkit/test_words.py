@@ -3,7 +3,7 @@
 import pytest
 
 from normkit.tables import localized_name, write_localized
-from normkit.words import LANGUAGES, Words, catalogue, label, number
+from normkit.words import LANGUAGE_VARIABLE, LANGUAGES, Words, catalogue, label, number, reader
 
 NBSP = "\u00a0"
 
@@ -98,3 +98,23 @@ def test_a_measurement_date_in_each_language():
     assert Words("vi").date(stamp) == "1 tháng 12 năm 2026, 22:22 UTC"
     assert Words("vi").date("2026-03-09") == "9 tháng 3 năm 2026"
     assert Words("zh").date("-") == "-"  # not a date: as it is
+
+
+@pytest.mark.parametrize("language, expected", [("en", "[0.85, −2.00]"), ("zh", "[0.85, −2.00]"), ("vi", "[0,85; −2,00]")])
+def test_a_vector_of_numbers_keeps_its_items_apart_in_every_language(language, expected):
+    assert Words(language).vector([0.849, -2], ".2f") == expected
+
+
+@pytest.mark.parametrize("value, language", [(None, "en"), ("", "en"), ("en", "en"), ("zh", "zh"), ("vi", "vi")])
+def test_the_reader_language_comes_from_the_environment_english_when_unset(monkeypatch, value, language):
+    if value is None:
+        monkeypatch.delenv(LANGUAGE_VARIABLE, raising=False)
+    else:
+        monkeypatch.setenv(LANGUAGE_VARIABLE, value)
+    assert reader().language == language
+
+
+def test_an_unknown_reader_language_names_the_variable_and_the_languages(monkeypatch):
+    monkeypatch.setenv(LANGUAGE_VARIABLE, "fr")
+    with pytest.raises(ValueError, match=r"NORMKERNELS_LANGUAGE='fr'.*en, zh, vi"):
+        reader()

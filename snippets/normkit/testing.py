@@ -118,15 +118,15 @@ def _staged(rows, split, tiles, early=False):
 
 
 FAST_DESIGNS = {
-    "row": (lambda n: ("row", 1024, 2, 4, 0), lambda n: ("row", 1024, 2, 4, 2, True)),
-    "chunked": (lambda n: ("chunked", 256, 2, 4, 0), lambda n: ("chunked", 256, 2, 4, 1)),
-    "chunked-1-row": (lambda n: ("chunked", 128, 1, 2, 0), lambda n: ("chunked", 512, 1, 4, 2)),
+    "row": (lambda n: ("row", 1024, 2, 4), lambda n: ("row", 1024, 2, 4, 2, True)),
+    "chunked": (lambda n: ("chunked", 256, 2, 4), lambda n: ("chunked", 256, 2, 4, 1)),
+    "chunked-1-row": (lambda n: ("chunked", 128, 1, 2), lambda n: ("chunked", 512, 1, 4, 2)),
     # the forward as "row" (the chunked forward's Welford merge is slow under the interpreter)
-    "staged": (lambda n: ("row", 1024, 2, 4, 0), _staged(2, 1, 1)),
-    "staged-tiles": (lambda n: ("row", 1024, 2, 4, 0), _staged(1, 1, 2)),
-    "staged-split": (lambda n: ("row", 1024, 2, 4, 0), _staged(2, 2, 2)),
-    "staged-early": (lambda n: ("row", 1024, 2, 4, 0), _staged(1, 2, 2, early=True)),
+    "staged": (lambda n: ("row", 1024, 2, 4), _staged(2, 1, 1)),
+    "staged-tiles": (lambda n: ("row", 1024, 2, 4), _staged(1, 1, 2)),
+    "staged-split": (lambda n: ("row", 1024, 2, 4), _staged(2, 2, 2)),
+    "staged-early": (lambda n: ("row", 1024, 2, 4), _staged(1, 2, 2, early=True)),
 }
 # the length of a launch table's entry, per pass and design
-TABLE_ENTRY_SIZES = {"forward": {"row": 4, "chunked": 5},
+TABLE_ENTRY_SIZES = {"forward": {"row": 3, "chunked": 4},
                      "backward": {"row": 5, "staged": 8, "chunked": 5}}

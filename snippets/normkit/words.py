@@ -8,6 +8,8 @@
     number(6.789, ".2f", "zh", times=True) -> "6.79 倍"
     Words("vi").percent(97.0, ".0f")       -> "97%"
     Words("zh").join(["1", "8", "64"])     -> "1、8 和 64"
+    Words("vi").vector([0.5, -2], ".2f")   -> "[0,50; −2,00]"
+    reader()                               -> Words(os.environ["NORMKERNELS_LANGUAGE"]), English when unset
 
 The words live in catalogue.toml beside this file, as data: a [labels.<key>] section with the
 text in each language. Numbers are formatted by one function for every language, so a table, a
@@ -15,8 +17,15 @@ plot and a sentence that quote the same measurement show it the same way. The st
 language is the authoring guide's "Numbers" (docs/<lang>/authoring.md). Sizes that a reader passes
 to code (a width N, a row count M, a shape 32768×4096) are not numbers in this sense: reports write
 them as plain digits, as the listings and the launch tables do.
+
+Code that prints for a reader (a notebook's cells, the helpers they call) takes its language from
+the environment: reader() is the Words of NORMKERNELS_LANGUAGE, which scripts/notebooks.py sets for
+the kernel that runs each language's notebook. Unset (or empty), it is English, so a terminal
+printer (`python -m rmsnorm ...`) and a reader's own run of a notebook print English numbers; a
+value that is not a language of the site is an error that names the variable.
 """
 
+import os
 import re
 import tomllib
 from functools import cache
@@ -24,6 +33,7 @@ from pathlib import Path
 
 LANGUAGES = ("en", "zh", "vi")
 CATALOGUE = Path(__file__).with_name("catalogue.toml")
+LANGUAGE_VARIABLE = "NORMKERNELS_LANGUAGE"  # the reader's language, for code that prints (reader())
 
 NBSP = "\u00a0"
 # Numbers of four digits stay ungrouped, as SI style has it: 1384, but 12,345 (12 345 in Vietnamese,
@@ -86,7 +96,8 @@ class Words:
 
     t("key") is the label; t.number(value, spec), t.times(value, spec) and t.percent(value, spec)
     format numbers, t.percent_sign follows a number already formatted, t.join(items) writes a
-    list as a sentence says it, and t.date(stamp) a measurement's date.
+    list as a sentence says it, t.vector(values, spec) a list of numbers as code prints one, and
+    t.date(stamp) a measurement's date.
     """
 
     def __init__(self, language):
@@ -109,6 +120,12 @@ class Words:
 
     def date(self, stamp):
         return date(stamp, self.language)
+
+    def vector(self, values, spec):
+        """A list of numbers as code prints it: "[0.85, 1.13]"; Vietnamese, whose decimal mark is a
+        comma, separates the items with semicolons: "[0,85; 1,13]"."""
+        separator = "; " if DECIMAL[self.language] == "," else ", "
+        return "[" + separator.join(self.number(value, spec) for value in values) + "]"
 
     def join(self, items):
         """"1, 8, 64 and 512" ("1、8、64 和 512", "1, 8, 64 và 512"); the language's "none" for no items."""
@@ -139,3 +156,12 @@ def date(stamp, language):
 
 
 ENGLISH = Words("en")
+
+
+def reader():
+    """The Words of the reader's language: NORMKERNELS_LANGUAGE (en, zh or vi), English when unset."""
+    language = os.environ.get(LANGUAGE_VARIABLE) or "en"
+    if language not in LANGUAGES:
+        raise ValueError(f"{LANGUAGE_VARIABLE}={language!r} is not a language of the site: "
+                         f"set it to one of {', '.join(LANGUAGES)}, or leave it unset for en")
+    return Words(language)

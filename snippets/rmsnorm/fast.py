@@ -40,7 +40,7 @@ from typing import Optional
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
 from normkit import dropin
 from normkit.direct_launch import DirectLauncher
-from normkit.launch import ContractError, register_cap
+from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
 from normkit.tiles import load_weight, per_row, row_sum, share_tile, staged_config
 
@@ -436,9 +436,7 @@ def sm_count(device_index):
 # every N that is a multiple of the table's step up to MAX_N, the fastest launch
 # configuration measured on an H200: one table for 16-bit inputs (tuned in bf16,
 # used for fp16 too) and one for fp32.
-# forward:  ["row", ROWS, num_warps, MAXNREG]
-#           or ["chunked", CHUNK, ROWS, num_warps, MAXNREG]
-#           (MAXNREG: the registers a thread, 0 for what ptxas chooses)
+# forward:  ["row", ROWS, num_warps]          or ["chunked", CHUNK, ROWS, num_warps]
 # backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
 #           or ["staged", ROWS, num_warps, programs per SM, SPLIT, STAGES, TILES, EARLY]
 #           or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
@@ -477,13 +475,13 @@ def table_entry(kind, n_cols, element_size):
 
 # past the tables' widest row: walked in chunks (the chunked kernels take any N,
 # their tiles do not grow with it)
-WIDE = {"forward": ("chunked", 4096, 1, 16, 0), "backward": ("chunked", 4096, 1, 16, 1)}
+WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16, 1)}
 
 
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
-    """("row", BLOCK_N, ROWS, num_warps, MAXNREG) or ("chunked", CHUNK, ROWS, num_warps,
-    MAXNREG) for the forward."""
+    """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps)
+    for the forward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("forward", n_cols, element_size)
     if entry is not None:
@@ -494,7 +492,7 @@ def forward_config(n_cols, element_size):
     rows = max(1, 2048 // block_n)
     # about 2 KiB of x per warp
     num_warps = min(max(rows * block_n * element_size // 2048, 1), 16)
-    return "row", block_n, rows, num_warps, 0
+    return "row", block_n, rows, num_warps
 
 
 def backward_entry_config(entry, n_cols):
@@ -548,6 +546,11 @@ sum_partials = DirectLauncher(sum_partials_kernel)
 
 
 # --8<-- [start:fast_forward_launch]
+def forward_blocks(kind, block, N):
+    """The forward kernel's tile size: the row's (BLOCK_N) or the walk's chunk."""
+    return {"BLOCK_N" if kind == "row" else "CHUNK": block}
+
+
 def forward_rows(x2d, weight, eps, config=None, shape=None):
     """y (contiguous, in x's dtype) and the fp32 rstd, for (M, N) rows with contiguous
     columns (normkit.dropin.rows_view). weight: (N,) or None.
@@ -559,15 +562,13 @@ def forward_rows(x2d, weight, eps, config=None, shape=None):
     rstd = torch.empty(M, dtype=torch.float32, device=x2d.device)
     if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
         return y, rstd
-    config = config or forward_config(N, x2d.element_size())
-    kind, block, rows, num_warps, max_regs = config
+    kind, block, rows, num_warps = config or forward_config(N, x2d.element_size())
     launch = fwd_row if kind == "row" else fwd_chunked
-    block_arg = {"BLOCK_N" if kind == "row" else "CHUNK": block}
     # an absent weight: any pointer stands in, the kernel never reads it
     launch[(triton.cdiv(M, rows),)](
         x2d, y, x2d if weight is None else weight, rstd, M, eps,
-        N=N, STRIDE=dropin.row_stride(x2d), **block_arg, ROWS=rows,
-        HAS_W=weight is not None, num_warps=num_warps, **register_cap(max_regs))
+        N=N, STRIDE=dropin.row_stride(x2d), **forward_blocks(kind, block, N), ROWS=rows,
+        HAS_W=weight is not None, num_warps=num_warps)
     return y, rstd
 # --8<-- [end:fast_forward_launch]
 
