@@ -6,6 +6,8 @@ These are arithmetic, not measurements: they run in float64 on the CPU, no kerne
 import torch
 import triton
 
+from normkit import words
+
 from rmsnorm.ops import gamma_programs, scratch_bytes
 from rmsnorm.reference import manual_backward, rmsnorm_reference
 
@@ -67,33 +69,29 @@ def all_examples():
     }
 
 
-def format_examples(ex=None):
-    """The lines `python -m rmsnorm reference` prints."""
+def format_examples(ex=None, t=None):
+    """The lines `python -m rmsnorm reference` and the notebook print, in the numbers and words of t
+    (a normkit.words.Words; by default the reader's, words.reader(), which is English unless
+    NORMKERNELS_LANGUAGE says otherwise). The inputs ([3, 4], gamma, eps) are written as code."""
     ex = ex or all_examples()
+    t = t or words.reader()
     tv = ex["two_values"]
-
-    def vec(v):
-        return "[" + ", ".join(f"{a:.6f}" for a in v) + "]"
-
     lines = [
         "x = [3, 4], eps = 1e-6",
-        f"  mean(x^2)                 = {tv['mean_sq']:g}",
-        f"  r = 1/sqrt(mean(x^2)+eps) = {tv['r']:.6f}",
-        f"  y (gamma = [1, 1])        = {vec(tv['y'])}",
-        f"  y (gamma = [2, 0.5])      = {vec(tv['y_gamma'])}",
-        f"  dy = [1, 2]: mean(u*x)    = {tv['mean_ux']:g}",
-        f"  dx                        = {vec(tv['dx'])}",
+        f"  mean(x^2)                 = {t.number(tv['mean_sq'], 'g')}",
+        f"  r = 1/sqrt(mean(x^2)+eps) = {t.number(tv['r'], '.6f')}",
+        f"  y (gamma = [1, 1])        = {t.vector(tv['y'], '.6f')}",
+        f"  y (gamma = [2, 0.5])      = {t.vector(tv['y_gamma'], '.6f')}",
+        f"  dy = [1, 2]: mean(u*x)    = {t.number(tv['mean_ux'], 'g')}",
+        f"  dx                        = {t.vector(tv['dx'], '.6f')}",
     ]
     for key in ("ones_257", "ones_256"):
         o = ex[key]
-        lines.append(
-            f"row of {o['n']} ones, BLOCK = {o['block']}: y = {o['y_right']:.7f} dividing by N, "
-            f"{o['y_wrong']:.7f} dividing by BLOCK"
-        )
+        lines.append(t("example_row_of_ones").format(
+            n=o["n"], block=o["block"], right=t.number(o["y_right"], ".7f"), wrong=t.number(o["y_wrong"], ".7f")))
     for key in ("scratch_128x257", "scratch_4096x4096"):
         s = ex[key]
-        lines.append(
-            f"PARTIAL for {s['m']}x{s['n']}: {s['bytes']:,} bytes ({s['bytes'] / 1024:g} KiB = {s['mib']:g} MiB), "
-            f"{s['gamma_programs']} dgamma programs"
-        )
+        lines.append(t("example_partial_size").format(
+            shape=f"{s['m']}x{s['n']}", bytes=t.number(s["bytes"], "d"), kib=t.number(s["bytes"] / 1024, "g"),
+            mib=t.number(s["mib"], "g"), programs=s["gamma_programs"]))
     return "\n".join(lines)

@@ -8,6 +8,7 @@ import torch
 import triton
 import triton.language as tl
 
+from normkit import words
 from normkit.runtime import DEVICE
 from rmsnorm.accuracy import TOLERANCES
 from rmsnorm.ops import check_contract
@@ -97,13 +98,16 @@ def run_exercise():
             "backward": [backward_needs_n(257), backward_needs_n(256)]}
 
 
-def format_exercise(r):
-    lines = ["forward that divides by BLOCK instead of N, against the reference (fp32 tolerance):"]
+def format_exercise(r, t=None):
+    """What `python -m rmsnorm exercise` and the notebook print about run_exercise()'s result r, in the
+    numbers and words of t (a normkit.words.Words; by default the reader's, words.reader())."""
+    t = t or words.reader()
+    lines = [t("exercise_forward_heading")]
     for f in r["forward"]:
-        verdict = "CAUGHT" if f["caught"] else "hidden: N == BLOCK, the test cannot see the bug"
-        lines.append(f"  N={f['n']:<4} BLOCK={f['block']:<4} max |err| = {f['max_abs_err']:.3e}  {verdict}")
-    lines.append("backward: dx with mean(u*x) = sum(u*x)/denominator, against autograd (float64):")
+        verdict = t("exercise_caught") if f["caught"] else t("exercise_hidden")
+        lines.append(f"  N={f['n']:<4} BLOCK={f['block']:<4} max |err| = {t.number(f['max_abs_err'], '.3e')}  {verdict}")
+    lines.append(t("exercise_backward_heading"))
     for b in r["backward"]:
-        lines.append(f"  N={b['n']:<4} BLOCK={b['block']:<4} error dividing by N {b['err_with_n']:.1e}, "
-                     f"by BLOCK {b['err_with_block']:.1e}")
+        lines.append(f"  N={b['n']:<4} BLOCK={b['block']:<4} " + t("exercise_backward_errors").format(
+            with_n=t.number(b["err_with_n"], ".1e"), with_block=t.number(b["err_with_block"], ".1e")))
     return "\n".join(lines)

@@ -32,8 +32,16 @@ def test_worked_scratch_sizes():
 
 def test_format_examples_shows_the_numbers():
     text = examples.format_examples()
-    for s in ("0.848528", "1.131371", "1.697056", "0.565685", "-0.090510", "0.067882", "0.9999995", "131,584"):
+    for s in ("0.848528", "1.131371", "1.697056", "0.565685", "\u22120.090510", "0.067882", "0.9999995", "131,584"):
         assert s in text
+
+
+def test_format_examples_writes_the_numbers_and_words_of_the_readers_language(monkeypatch):
+    monkeypatch.setenv("NORMKERNELS_LANGUAGE", "vi")  # what scripts/notebooks.py sets for the vi notebook
+    text = examples.format_examples()
+    for s in ("[0,848528; 1,131371]", "\u22120,090510", "0,9999995", "131\u00a0584 byte", "hàng gồm 257 số 1"):
+        assert s in text
+    assert "BLOCK = 512" in text and "4096x4096" in text  # sizes stay as code writes them
 
 
 def test_gradcheck_and_manual_backward():
