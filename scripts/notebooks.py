@@ -2,11 +2,16 @@
 
     python scripts/notebooks.py build             # after editing a source; unchanged code cells keep their outputs
     python scripts/notebooks.py build --execute   # run the notebooks and record new outputs (the GPU build does)
+    python scripts/notebooks.py build --execute --language vi   # one language's notebooks only (repeatable)
     python scripts/notebooks.py check             # fail if a .ipynb disagrees with its source
 
 A source is a page in jupytext's Markdown format: prose, and ```python blocks that become code cells
 (two blank lines split two markdown cells). Code cells import from snippets/ and are the same in
-every language, so each notebook runs once, in English, and every language shows that run.
+every language (code_problems), but each language's notebook runs on its own: its kernel gets
+NORMKERNELS_LANGUAGE=<lang>, and what the cells print goes through normkit.words.reader(), so the
+numbers and the helpers' words of docs/vi/notebooks/ are Vietnamese ("11,43 µs"), those of
+docs/zh/notebooks/ Chinese. Without --execute, each language keeps the outputs of its own committed
+run (committed_run): a code cell whose source changed has none until the next run.
 """
 
 import argparse
@@ -22,6 +27,7 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "notebooks"
 LANGUAGES = ("en", "zh", "vi")
+LANGUAGE_VARIABLE = "NORMKERNELS_LANGUAGE"  # the kernel's language: normkit.words.reader() reads it
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 # what brings a .ipynb in step with its source, said after every problem found
 FIX = ("run `.venv/bin/python scripts/notebooks.py build` (it keeps the recorded outputs of unchanged cells; "
@@ -40,15 +46,18 @@ def notebook_path(language, name):
     return ROOT / "docs" / language / "notebooks" / f"{name}.ipynb"
 
 
-def execute(name, timeout=1800):
-    """The English notebook run by a Jupyter kernel through nbclient; a failing cell raises."""
-    notebook = source("en", name)
+def execute(language, name, timeout=1800):
+    """One language's notebook run by a Jupyter kernel through nbclient, with NORMKERNELS_LANGUAGE set
+    to that language (normkit.words.reader() reads it); a failing cell raises."""
+    if language not in LANGUAGES:
+        raise ValueError(f"unknown language '{language}'; the notebooks are in {', '.join(LANGUAGES)}")
+    notebook = source(language, name)
     notebook.metadata = {"kernelspec": KERNELSPEC}
     snippets_first = os.pathsep.join(filter(None, [str(ROOT / "snippets"), os.environ.get("PYTHONPATH")]))
     client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", allow_errors=False,
                             record_timing=False, coalesce_streams=True,
-                            resources={"metadata": {"path": str(notebook_path("en", name).parent)}})
-    client.execute(env={**os.environ, "PYTHONPATH": snippets_first})
+                            resources={"metadata": {"path": str(notebook_path(language, name).parent)}})
+    client.execute(env={**os.environ, "PYTHONPATH": snippets_first, LANGUAGE_VARIABLE: language})
     return notebook
 
 
@@ -65,17 +74,22 @@ def with_outputs(language, name, run):
     return notebook
 
 
-def committed_run(name):
-    path = notebook_path("en", name)
+def committed_run(language, name):
+    """The outputs a language's notebook has now: its own committed .ipynb (none before its first build)."""
+    path = notebook_path(language, name)
     return nbformat.read(path, as_version=4) if path.is_file() else nbformat.v4.new_notebook()
 
 
-def build(execute_cells=False, only=None):
-    """Write every language's .ipynb; the outputs come from a new run, or from the committed English one."""
+def build(execute_cells=False, only=None, languages=None):
+    """Write each language's .ipynb (all of them, or those of `languages`); the outputs come from a new
+    run of that language's notebook, or from its own committed run."""
+    unknown = sorted(set(languages or ()) - set(LANGUAGES))
+    if unknown:
+        raise ValueError(f"unknown languages {unknown}; the notebooks are in {', '.join(LANGUAGES)}")
     for name in only or names():
-        print(f"{'executing' if execute_cells else 'building'} {name}", flush=True)
-        run = execute(name) if execute_cells else committed_run(name)
-        for language in LANGUAGES:
+        for language in languages or LANGUAGES:
+            print(f"{'executing' if execute_cells else 'building'} {language}/{name}", flush=True)
+            run = execute(language, name) if execute_cells else committed_run(language, name)
             notebook_path(language, name).parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(with_outputs(language, name, run), notebook_path(language, name))
 
@@ -126,9 +140,11 @@ def main(argv=None):
     parser.add_argument("command", choices=("build", "check"))
     parser.add_argument("--execute", action="store_true", help="run the notebooks (build only)")
     parser.add_argument("--only", action="append", choices=names(), help="this notebook only (repeatable)")
+    parser.add_argument("--language", action="append", choices=LANGUAGES,
+                        help="this language's notebooks only (repeatable; build only)")
     args = parser.parse_args(argv)
     if args.command == "build":
-        build(args.execute, args.only)
+        build(args.execute, args.only, args.language)
     problems = check()
     print("\n".join(problems + [FIX]) if problems else "every notebook matches its source")
     return 1 if problems else 0

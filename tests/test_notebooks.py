@@ -1,9 +1,10 @@
 """The notebooks: built from their sources in notebooks/<lang>/<name>.md, and runnable on a CPU.
 
 Each docs/<lang>/notebooks/<name>.ipynb must hold exactly the cells of its source (outputs aside: they
-come from the GPU build), every language must share the same code cells, which import the kernels
-from snippets/ and never define one, and every notebook must execute with a real Jupyter kernel
-under Triton's interpreter.
+come from the GPU build, which runs each language's notebook on its own, with NORMKERNELS_LANGUAGE
+set, so that its numbers are written as that language writes them), every language must share the
+same code cells, which import the kernels from snippets/ and never define one, and every notebook
+must execute with a real Jupyter kernel under Triton's interpreter.
 """
 
 import json
@@ -51,33 +52,76 @@ def test_code_cells_are_the_same_in_every_language_and_define_no_kernel(name):
     assert not problems, "\n".join(problems)
 
 
+# a timing figure as bench.figure_text prints it, in another style than the language's
+FOREIGN_FIGURE = {"en": re.compile(r"\d,\d+ (?:µs|GB/s) \("), "zh": re.compile(r"\d,\d+ (?:µs|GB/s) \("),
+                  "vi": re.compile(r"\d\.\d+ (?:µs|GB/s) \(")}
+
+
+def output_text(cell):
+    return "".join(output.get("text", "") for output in cell.outputs)
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_committed_notebooks_are_executed_and_share_one_run(name):
-    """Every code cell carries outputs, none an error, and every language shows the same run."""
-    runs = {}
+def test_committed_notebooks_are_executed_each_in_its_language_on_one_gpu(name):
+    """Every code cell carries outputs, none an error; each language shows its own run, with its
+    numbers, and every language's run names the same device (one GPU build ran them all)."""
+    devices = {}
     for language in LANGUAGES:
         for index, cell in code_cells(language, name):
             where = f"docs/{language}/notebooks/{name}.ipynb cell {index}"
             assert cell.outputs, f"{where}: code without output; {BUILD}"
             assert all(o.output_type != "error" for o in cell.outputs), f"{where} failed"
-        runs[language] = [cell.outputs for _, cell in code_cells(language, name)]
-    assert all(run == runs["en"] for run in runs.values()), f"{name}: the languages show different outputs"
+            foreign = FOREIGN_FIGURE[language].search(output_text(cell))
+            assert not foreign, f"{where} prints {foreign[0]!r}: not this language's run; {BUILD}"
+        devices[language] = output_text(code_cells(language, name)[1][1])  # the cell after the set-up
+    assert len(set(devices.values())) == 1, f"{name}: the languages' runs name different devices: {devices}"
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_notebook_runs_on_the_cpu_interpreter(name, monkeypatch):
     """nbclient runs the notebook's English source with a real ipykernel, errors not allowed.
 
-    Only English runs: the test above proves that every language has the same code cells, so running
-    one language runs the code of all three (and the machine running the tests has two cores).
+    English runs every notebook: the test above proves that every language has the same code cells,
+    so running one language runs the code of all three (and the machine running the tests has two
+    cores). The next test runs one notebook in Vietnamese, for what the language changes.
     """
     monkeypatch.setenv("TRITON_INTERPRET", "1")  # the kernel inherits it, even on a machine with a GPU
-    run = notebooks.execute(name)
+    run = notebooks.execute("en", name)
     code = [cell for cell in run.cells if cell.cell_type == "code"]
     assert code and all(cell.outputs for cell in code), f"{name}: a code cell produced no output"
     # the set-up cell first (nothing to set up here), then the cell that names the device
     assert "nothing to set up" in "".join(code[0].outputs[0].text)
     assert "Triton's interpreter" in "".join(code[1].outputs[0].text)
+
+
+def test_a_language_runs_its_own_source_with_its_numbers(monkeypatch):
+    """The vi notebook runs with NORMKERNELS_LANGUAGE=vi: decimal commas, the helpers' Vietnamese words."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setenv(notebooks.LANGUAGE_VARIABLE, "en")  # the kernel's language is the notebook's, not the caller's
+    run = notebooks.execute("vi", "rmsnorm-exercise")
+    assert run.cells[0].source == notebooks.source("vi", "rmsnorm-exercise").cells[0].source  # the vi prose
+    printed = "".join(output_text(cell) for cell in run.cells if cell.cell_type == "code")
+    assert "kernel y = 0,9999995" in printed and "BỊ PHÁT HIỆN" in printed
+    assert "N = 257, BLOCK = 512" in printed  # sizes stay as code writes them
+
+
+def test_build_writes_only_the_languages_asked_for_and_refuses_others(monkeypatch, tmp_path):
+    written = []
+    monkeypatch.setattr(notebooks, "notebook_path", lambda language, name: tmp_path / language / f"{name}.ipynb")
+    monkeypatch.setattr(notebooks.nbformat, "write", lambda notebook, path: written.append(path.relative_to(tmp_path)))
+    notebooks.build(only=["rmsnorm"], languages=["vi"])
+    assert [str(path) for path in written] == ["vi/rmsnorm.ipynb"]
+    with pytest.raises(ValueError, match="fr"):
+        notebooks.build(languages=["fr"])
+    with pytest.raises(ValueError, match="fr"):
+        notebooks.execute("fr", "rmsnorm")
+
+
+def test_the_kernels_language_variable_is_the_one_normkit_words_reads():
+    from normkit import words
+
+    assert notebooks.LANGUAGE_VARIABLE == words.LANGUAGE_VARIABLE
+    assert notebooks.LANGUAGES == words.LANGUAGES
 
 
 # --- The first cell: a reader's set-up on Colab, and nothing anywhere else.
