@@ -221,8 +221,9 @@ def _fast_calls(op, M, N, dtype):
     x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
     xd, wd, bd = (t.detach() for t in (x, w, b))
     elt = xd.element_size()
-    kind, block, rows, num_warps = fast.forward_config(N, elt)
-    meta = {"N": N, "STRIDE": N, **fast.forward_blocks(kind, block, N), "ROWS": rows,
+    config = fast.forward_config(N, elt)
+    kind, _, rows, num_warps = config[:4]
+    meta = {"N": N, "STRIDE": N, **fast.forward_blocks(config, N), "ROWS": rows,
             "HAS_W": True, "num_warps": num_warps}
     launcher = fast.fwd_row if kind == "row" else fast.fwd_chunked
     y = torch.empty_like(xd)

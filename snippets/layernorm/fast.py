@@ -105,16 +105,32 @@ def ln_fast_fwd_kernel(
 
 # --8<-- [start:fast_forward_chunked_kernel]
 @triton.jit
-def _normalize_into(Y, W, B, x, mean_row, rstd, rows64, mask, cols, col_ok, N: tl.constexpr,
-                    HAS_W: tl.constexpr, HAS_B: tl.constexpr):
+def _load_chunk(X, rows64, row_ok, cols, WALKED: tl.constexpr, STRIDE: tl.constexpr,
+                EVICT: tl.constexpr, PARTIAL: tl.constexpr):
+    """One step's (ROWS, CHUNK) block in fp32, and which of its columns are in the row:
+    columns are masked only when the walk has a partial chunk (PARTIAL)."""
+    if PARTIAL:
+        col_ok = (cols < WALKED)[None, :]
+        mask = row_ok[:, None] & col_ok
+    else:
+        col_ok = tl.full([1, cols.shape[0]], 1, tl.int1)
+        mask = row_ok[:, None]
+    x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=mask, other=0.0,
+                eviction_policy=EVICT).to(tl.float32)
+    return x, col_ok
+
+
+@triton.jit
+def _normalize_into(Y, W, B, x, mean_row, rstd, rows64, mask, cols, col_ok,
+                    N: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr):
     """y = (x - mean) * rstd * w + b for columns cols of a block of rows, stored."""
     y = (x - mean_row[:, None]) * rstd[:, None]
     if HAS_W:
-        y *= tl.load(W + cols, mask=col_ok, other=0.0,
-                     eviction_policy="evict_last").to(tl.float32)[None, :]
+        y *= tl.load(W + cols[None, :], mask=col_ok, other=0.0,
+                     eviction_policy="evict_last").to(tl.float32)
     if HAS_B:
-        y += tl.load(B + cols, mask=col_ok, other=0.0,
-                     eviction_policy="evict_last").to(tl.float32)[None, :]
+        y += tl.load(B + cols[None, :], mask=col_ok, other=0.0,
+                     eviction_policy="evict_last").to(tl.float32)
     tl.store(Y + rows64 * N + cols[None, :], y.to(Y.dtype.element_ty), mask=mask)
 
 
@@ -123,8 +139,9 @@ def ln_fast_fwd_chunked_kernel(
     X, Y, W, B, Stats, M, eps,      # as ln_fast_fwd_kernel
     N: tl.constexpr, STRIDE: tl.constexpr,
     CHUNK: tl.constexpr,            # columns per step of the walk along the row
-    TAIL_BLOCK: tl.constexpr,       # next power of two >= N % CHUNK: the tail's tile
-    ROWS: tl.constexpr,
+    TAIL_TILE: tl.constexpr,        # the N % CHUNK columns after the whole chunks:
+    TAIL_BLOCK: tl.constexpr,       # a tile of their own (TAIL_BLOCK = next power of
+    ROWS: tl.constexpr,             # two >= N % CHUNK), or one more step of the walk
     HAS_W: tl.constexpr, HAS_B: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -132,12 +149,12 @@ def ln_fast_fwd_chunked_kernel(
     row_ok = rows < M
     rows64 = rows.to(tl.int64)[:, None]  # int64: M * N may pass 2**31
     lanes = tl.arange(0, CHUNK)
-    STEPS: tl.constexpr = N // CHUNK  # whole chunks; the N % CHUNK columns after them,
-    TAIL: tl.constexpr = N % CHUNK    # the tail, are one tile held in registers
+    TAIL: tl.constexpr = N % CHUNK if TAIL_TILE else 0  # the tail tile's columns
+    STEPS: tl.constexpr = (N - TAIL + CHUNK - 1) // CHUNK
+    PARTIAL: tl.constexpr = TAIL == 0 and N % CHUNK > 0  # the last step: masked columns
 
-    # the tail first: its loads are in flight with the first chunk's, and a masked
-    # step at the end of the walk (mostly padding when N % CHUNK is small) costs as
-    # long as a whole one
+    # the tail tile first: its loads are in flight with the first chunk's, and it
+    # stays in registers for walk 2
     if TAIL > 0:
         tail = STEPS * CHUNK + tl.arange(0, TAIL_BLOCK)
         tail_ok = row_ok[:, None] & (tail < N)[None, :]
@@ -147,27 +164,31 @@ def ln_fast_fwd_chunked_kernel(
     # walk 1: each lane keeps Welford's running mean and sum of squared deviations of
     # the values it sees, so no statistic depends on which element comes first (a
     # shift by x[0] loses precision when x[0] is a massive activation). The count is
-    # the step number, the same for every lane: one reciprocal per step, and no mask
-    # on the columns. evict_last: keep the row in L2 for walk 2.
+    # the step number, the same for every lane: one reciprocal per step. A lane past N
+    # in a partial last chunk adds nothing (d = 0). evict_last: keep the row in L2.
     mean = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
     m2 = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
     for step in range(0, STEPS):
         cols = step * CHUNK + lanes
-        x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=row_ok[:, None],
-                    other=0.0, eviction_policy="evict_last").to(tl.float32)
-        d = x - mean
+        x, col_ok = _load_chunk(X, rows64, row_ok, cols, N - TAIL, STRIDE,
+                                "evict_last", PARTIAL)
+        d = tl.where(col_ok, x - mean, 0.0)
         mean += d * (1.0 / (step + 1))
         m2 += d * (x - mean)
-    # Chan's merge of the lanes (and the tail) at once: the row's mean, then each
+    # values each lane saw: one more below N % CHUNK when the walk took the tail
+    count = tl.zeros([ROWS, CHUNK], dtype=tl.float32) + (N - TAIL) // CHUNK
+    if TAIL == 0:
+        count += (lanes < N % CHUNK).to(tl.float32)[None, :]
+    # Chan's merge of all lanes (and the tail) at once: the row's mean, then each
     # group's squared deviations plus its count times its mean's squared distance
     # from the row's. Plain sums, no division in the reduction tree
-    total = tl.sum(mean, axis=1) * STEPS
+    total = tl.sum(mean * count, axis=1)
     if TAIL > 0:
         total += tl.sum(xt, axis=1)
     mean_row = total / N
     spread = mean - mean_row[:, None]
-    m2_row = tl.sum(m2 + STEPS * spread * spread, axis=1)
-    if TAIL > 0:
+    m2_row = tl.sum(m2 + count * spread * spread, axis=1)
+    if TAIL > 0:  # the tail's own deviations, from the registers
         xt_c = tl.where(tail_ok, xt - mean_row[:, None], 0.0)
         m2_row += tl.sum(xt_c * xt_c, axis=1)
     rstd = tl.rsqrt(m2_row / N + eps)
@@ -176,13 +197,13 @@ def ln_fast_fwd_chunked_kernel(
     # memory, and evict_first lets the row go once it is used
     for step in range(0, STEPS):
         cols = step * CHUNK + lanes
-        x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=row_ok[:, None], other=0.0,
-                    eviction_policy="evict_first").to(tl.float32)
-        _normalize_into(Y, W, B, x, mean_row, rstd, rows64, row_ok[:, None], cols,
-                        cols < N, N, HAS_W, HAS_B)
-    if TAIL > 0:  # the tail from the registers
-        _normalize_into(Y, W, B, xt, mean_row, rstd, rows64, tail_ok, tail, tail < N,
-                        N, HAS_W, HAS_B)
+        x, col_ok = _load_chunk(X, rows64, row_ok, cols, N - TAIL, STRIDE,
+                                "evict_first", PARTIAL)
+        _normalize_into(Y, W, B, x, mean_row, rstd, rows64, row_ok[:, None] & col_ok,
+                        cols, col_ok, N, HAS_W, HAS_B)
+    if TAIL > 0:
+        _normalize_into(Y, W, B, xt, mean_row, rstd, rows64, tail_ok, tail,
+                        (tail < N)[None, :], N, HAS_W, HAS_B)
     tl.store(Stats + rows, mean_row, mask=row_ok)
     tl.store(Stats + M + rows, rstd, mask=row_ok)
 # --8<-- [end:fast_forward_chunked_kernel]
@@ -554,7 +575,8 @@ def sm_count(device_index):
 # every N that is a multiple of the table's step up to MAX_N, the fastest launch
 # configuration measured on an H200: one table for 16-bit inputs (tuned in bf16,
 # used for fp16 too) and one for fp32.
-# forward:  ["row", ROWS, num_warps]          or ["chunked", CHUNK, ROWS, num_warps]
+# forward:  ["row", ROWS, num_warps]
+#           or ["chunked", CHUNK, ROWS, num_warps, TAIL_TILE]
 # backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
 #           or ["staged", ROWS, num_warps, programs per SM, SPLIT, STAGES, TILES, EARLY]
 #           or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
@@ -593,13 +615,13 @@ def table_entry(kind, n_cols, element_size):
 
 # past the tables' widest row: walked in chunks (the chunked kernels take any N,
 # their tiles do not grow with it)
-WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16, 1)}
+WIDE = {"forward": ("chunked", 4096, 1, 16, 0), "backward": ("chunked", 4096, 1, 16, 1)}
 
 
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
-    """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps)
-    for the forward."""
+    """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps,
+    TAIL_TILE) for the forward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("forward", n_cols, element_size)
     if entry is not None:
@@ -672,11 +694,14 @@ sum_partials = DirectLauncher(sum_partials_kernel)
 
 
 # --8<-- [start:fast_forward_launch]
-def forward_blocks(kind, block, N):
-    """The forward kernel's tile sizes: the row's (BLOCK_N), or the walk's chunk and tail."""
+def forward_blocks(config, N):
+    """The forward kernel's tiles: the row's (BLOCK_N), or the walk's chunk and tail."""
+    kind, block = config[:2]
     if kind == "row":
         return {"BLOCK_N": block}
-    return {"CHUNK": block, "TAIL_BLOCK": triton.next_power_of_2(N % block)}
+    tail_tile = config[4]
+    return {"CHUNK": block, "TAIL_TILE": tail_tile,
+            "TAIL_BLOCK": max(1, triton.next_power_of_2(N % block)) if tail_tile else 1}
 
 
 def forward_rows(x2d, weight, bias, eps, config=None, shape=None):
@@ -691,13 +716,15 @@ def forward_rows(x2d, weight, bias, eps, config=None, shape=None):
     stats = torch.empty((2, M), dtype=torch.float32, device=x2d.device)
     if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
         return y, stats
-    kind, block, rows, num_warps = config or forward_config(N, x2d.element_size())
+    config = config or forward_config(N, x2d.element_size())
+    kind, _, rows, num_warps = config[:4]
     launch = fwd_row if kind == "row" else fwd_chunked
     # an absent parameter: any pointer stands in, the kernel never reads it
     launch[(triton.cdiv(M, rows),)](
         x2d, y, x2d if weight is None else weight, x2d if bias is None else bias,
-        stats, M, eps, N=N, STRIDE=dropin.row_stride(x2d), **forward_blocks(kind, block, N),
-        ROWS=rows, HAS_W=weight is not None, HAS_B=bias is not None, num_warps=num_warps)
+        stats, M, eps, N=N, STRIDE=dropin.row_stride(x2d), **forward_blocks(config, N),
+        ROWS=rows, HAS_W=weight is not None, HAS_B=bias is not None,
+        num_warps=num_warps)
     return y, stats
 # --8<-- [end:fast_forward_launch]
 

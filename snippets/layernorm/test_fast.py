@@ -18,6 +18,14 @@ from layernorm.fast import layer_norm_fast
 from normkit.runtime import DEVICE, INTERPRETED
 from normkit.testing import DTYPES, FAST_DESIGNS, TABLE_ENTRY_SIZES, TOL, assert_close, poison_allocator
 
+# LayerNorm's chunked forward takes a fifth field, TAIL_TILE: the columns after the whole
+# chunks as one more step of the walk (0) or as a tile of their own (1)
+DESIGNS = {**FAST_DESIGNS,
+           "chunked": (lambda n: ("chunked", 256, 2, 4, 0), FAST_DESIGNS["chunked"][1]),
+           "chunked-1-row": (lambda n: ("chunked", 128, 1, 2, 1), FAST_DESIGNS["chunked-1-row"][1]),
+           "chunked-tail": (lambda n: ("chunked", 256, 2, 4, 1), FAST_DESIGNS["chunked"][1])}
+ENTRY_SIZES = {**TABLE_ENTRY_SIZES, "forward": {**TABLE_ENTRY_SIZES["forward"], "chunked": 5}}
+
 
 def check(shape, dtype, seed=0):
     g = torch.Generator().manual_seed(seed)
@@ -59,26 +67,27 @@ def test_widest_rows_interpreter_sized(dtype):
     check((5, 16384), dtype)  # the widest tuned N, with few rows
 
 
-@pytest.mark.parametrize("design", ["row", "chunked"])
+@pytest.mark.parametrize("design", ["row", "chunked", "chunked-tail"])
 def test_rows_far_from_zero(design):
     # a mean of 1000 and a spread of 1 must not cancel away: neither in the row design's two
     # passes over the registers nor in the chunked design's running (Welford) statistics
     g = torch.Generator().manual_seed(1)
     x = (1000 + torch.randn(6, 1000, generator=g)).to(DEVICE)
     w, b = torch.ones(1000, device=DEVICE), torch.zeros(1000, device=DEVICE)
-    config = FAST_DESIGNS[design][0](1000)
+    config = DESIGNS[design][0](1000)
     y, _ = fast.forward_rows(x, w, b, 1e-5, config=config)
     ref = F.layer_norm(x.double(), (1000,), w.double(), b.double(), 1e-5)
     assert (y.double() - ref).abs().max().item() < 1e-3
 
 
-def test_chunked_statistics_ignore_which_element_comes_first():
+@pytest.mark.parametrize("tail_tile", [0, 1])
+def test_chunked_statistics_ignore_which_element_comes_first(tail_tile):
     # a massive activation in column 0: a shift by x[0] would lose the variance's low digits
     g = torch.Generator().manual_seed(0)
     x = torch.randn(4, 3000, generator=g)
     x[:, 0] = 3e4
     x = x.to(DEVICE)
-    config = ("chunked", 1024, 2, 4)  # the partial last chunk included (3000 = 2 * 1024 + 952)
+    config = ("chunked", 1024, 2, 4, tail_tile)  # with a partial last chunk: 3000 = 2 * 1024 + 952
     y, _ = fast.forward_rows(x, None, None, 1e-5, config=config)
     ref = F.layer_norm(x.double(), (3000,), eps=1e-5)
     scale = ref.abs().max().item()
@@ -94,11 +103,11 @@ def test_non_contiguous_input():
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("design", FAST_DESIGNS)
+@pytest.mark.parametrize("design", DESIGNS)
 # (60, 257): rows that end inside a chunk, several rows per program (the interpreter grid has 8)
 @pytest.mark.parametrize("shape", [(1, 1), (17, 1000), (60, 257)], ids=str)
 def test_each_design(shape, design, dtype, monkeypatch):
-    fwd, bwd = FAST_DESIGNS[design]
+    fwd, bwd = DESIGNS[design]
     monkeypatch.setattr(fast, "forward_config", lambda n, elt: fwd(n))
     monkeypatch.setattr(fast, "backward_config", lambda n, elt: bwd(n))
     check(shape, dtype)
@@ -110,7 +119,7 @@ def test_tuned_table_covers_every_width(element_size):
     # width falls back to the rule
     table = fast.tuned_table(element_size)
     for n in range(table["step"], fast.MAX_N + 1, table["step"]):
-        for kind, sizes in TABLE_ENTRY_SIZES.items():
+        for kind, sizes in ENTRY_SIZES.items():
             entry = table[kind].get(n)
             assert entry is not None and len(entry) == sizes.get(entry[0]), (kind, n, entry)
             assert all(isinstance(v, int) for v in entry[1:]), (kind, n, entry)  # bools are ints too

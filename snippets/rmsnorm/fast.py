@@ -546,8 +546,9 @@ sum_partials = DirectLauncher(sum_partials_kernel)
 
 
 # --8<-- [start:fast_forward_launch]
-def forward_blocks(kind, block, N):
+def forward_blocks(config, N):
     """The forward kernel's tile size: the row's (BLOCK_N) or the walk's chunk."""
+    kind, block = config[:2]
     return {"BLOCK_N" if kind == "row" else "CHUNK": block}
 
 
@@ -562,12 +563,13 @@ def forward_rows(x2d, weight, eps, config=None, shape=None):
     rstd = torch.empty(M, dtype=torch.float32, device=x2d.device)
     if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
         return y, rstd
-    kind, block, rows, num_warps = config or forward_config(N, x2d.element_size())
+    config = config or forward_config(N, x2d.element_size())
+    kind, _, rows, num_warps = config
     launch = fwd_row if kind == "row" else fwd_chunked
     # an absent weight: any pointer stands in, the kernel never reads it
     launch[(triton.cdiv(M, rows),)](
         x2d, y, x2d if weight is None else weight, rstd, M, eps,
-        N=N, STRIDE=dropin.row_stride(x2d), **forward_blocks(kind, block, N), ROWS=rows,
+        N=N, STRIDE=dropin.row_stride(x2d), **forward_blocks(config, N), ROWS=rows,
         HAS_W=weight is not None, num_warps=num_warps)
     return y, rstd
 # --8<-- [end:fast_forward_launch]
