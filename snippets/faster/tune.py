@@ -140,7 +140,8 @@ def staged_candidates(n, element_size=2):
     return sorted(out)
 
 
-# (op, N, pass) -> (the table entries worth timing again, the designs timed) (--prior)
+# (op, N, pass) -> (the table entries worth timing again, the designs timed, each as its name and
+# the length of its entries: a design whose entries gained a field since is timed in full) (--prior)
 PRIOR = {}
 FRESH = set()  # designs ("chunked", or one pass's: "fwd:chunked") timed in full despite --prior (--fresh)
 CHECK = False  # --check: the tables' configurations timed, nothing searched
@@ -156,7 +157,12 @@ def keep(op, n, kind, cands):
         return cands
     best, designs = prior
     fresh = {d.split(":")[-1] for d in FRESH if ":" not in d or d.startswith(kind + ":")}
-    return [c for c in cands if c[0] not in designs or c[0] in fresh or tuple(table_entry_of(c)) in best]
+    return [c for c in cands if _form(c) not in designs or c[0] in fresh or tuple(table_entry_of(c)) in best]
+
+
+def _form(config):
+    """A configuration's design and the length of its table entry."""
+    return config[0], len(table_entry_of(config))
 
 
 def neighbours_prior(op, n, kind):
@@ -185,12 +191,14 @@ def load_prior(path, passes=("fwd", "bwd"), top=4):
         for kind in passes:
             ok = sorted((c for c in r[kind] if "ms" in c and c.get("ok", True)), key=lambda c: c["ms"])
             PRIOR[(r["op"], r["N"], kind)] = ({tuple(table_entry_of(_current(c["config"]))) for c in ok[:top]},
-                                              {c["config"][0] for c in r[kind]})
+                                              {_form(_current(c["config"])) for c in r[kind]})
 
 
 def _current(config):
     """A configuration of an earlier run in today's form (runs before tune-10 had no EARLY: the
-    weight gradients were added after dx)."""
+    weight gradients were added after dx). Not convertible: LayerNorm's chunked forwards of
+    tune-14 (a fifth field STAGES) and tune-15 (MAXNREG) read as TAIL_TILE entries, so with
+    those runs as priors that design needs --fresh fwd:chunked."""
     if config[0] == "staged" and len(config) == 8:
         return (*config, False)
     return tuple(config)
