@@ -17,17 +17,17 @@ KERNELS = {"layernorm": ("layernorm.fast", "ln_fast_bwd_staged_kernel", {"GRAD_B
            "rmsnorm": ("rmsnorm.fast", "rms_fast_bwd_staged_kernel", {})}
 
 
-def compile_staged(kernel, n, tile, rest, num_warps, **constants):
-    """A staged backward kernel compiled for sm_90 (no GPU, no interpreter) for bf16 rows of width
-    n, one row a step, 3 stages; `constants` adds the kernel's own or overrides these
-    (notes/experiments/ptxas_spills.py reads the same compilation's registers)."""
+def compile_staged(kernel, n, tile, rest, num_warps, dtype="bf16", **constants):
+    """A staged backward kernel compiled for sm_90 (no GPU, no interpreter) for rows of width n
+    in `dtype` (Triton's name), one row a step, 3 stages; `constants` adds the kernel's own or
+    overrides these (notes/experiments/ptxas_spills.py reads the same compilation's registers)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
     stats = kernel.arg_names[4]
-    signature = {"X": "*bf16", "DY": "*bf16", "DX": "*bf16", "W": "*bf16", stats: "*fp32",
-                 "Part": "*fp32", "M": "i32", "rows_per_program": "i32"}
+    signature = {"X": f"*{dtype}", "DY": f"*{dtype}", "DX": f"*{dtype}", "W": f"*{dtype}",
+                 stats: "*fp32", "Part": "*fp32", "M": "i32", "rows_per_program": "i32"}
     constants = {**dict(N=n, STRIDE_X=n, STRIDE_DY=n, SPLIT=1, TILE=tile, REST=rest, ROWS=1, STAGES=3,
                         HAS_W=True, GRAD_X=True, GRAD_W=True, EARLY=False), **constants}
     signature.update({c: "constexpr" for c in constants})

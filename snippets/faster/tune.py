@@ -112,6 +112,13 @@ SHARED_BYTES = 227 * 1024  # an H200 SM's shared memory, all of it for one progr
 MAX_WARPS_PER_SM = 64
 
 
+def staged_shared(rows, row_cols, stages, element_size):
+    """Shared memory of a staged program: Triton's pipeliner keeps STAGES - 1 steps of
+    x and dy there (the step being computed is in registers): the compiled kernels of
+    tune-18 use 16,440 bytes at N = 1024, fp32, 3 stages, and 24,636 with 4."""
+    return (stages - 1) * rows * row_cols * 2 * element_size
+
+
 def staged_candidates(n, element_size=2):
     """The pipelined backward: per program ROWS x (N / SPLIT) columns of dW (and dB) in
     registers, as one tile or two, STAGES steps of x and dy (the whole row, for the row
@@ -129,11 +136,14 @@ def staged_candidates(n, element_size=2):
                     per_thread = rows * cols // (warps * 32)
                     if rows * cols > 16384 or not 2 <= per_thread <= 32:
                         continue
-                    for stages in (3, 4):  # 2 won nowhere in tune-8
-                        shared = stages * rows * cols * split * 2 * element_size
-                        for per_sm in (1, 2, 3, 4):
-                            if per_sm * shared > SHARED_BYTES or per_sm * warps > MAX_WARPS_PER_SM:
-                                continue
+                    for per_sm in (1, 2, 3, 4):
+                        if per_sm * warps > MAX_WARPS_PER_SM:
+                            continue
+                        fit = [s for s in (2, 3, 4)
+                               if per_sm * staged_shared(rows, cols * split, s, element_size) <= SHARED_BYTES]
+                        # two stages only where three do not fit (wide fp32 rows): beside
+                        # three, two won nowhere in tune-8
+                        for stages in [s for s in fit if s > 2] or fit:
                             for early in (False, True) if cfg[7] else (False,):
                                 out.add(staged_config(n, rows, warps, per_sm, split, stages, tiles,
                                                       early))
@@ -149,9 +159,9 @@ NEIGHBOURS = 1024  # a width the prior runs did not tune takes the entries of th
 
 
 def keep(op, n, kind, cands):
-    """With --prior: the prior run's fastest configurations (or, at a width it did not tune,
-    those of the nearest tuned width on each side), and every candidate of a design the prior
-    run did not time or that --fresh names."""
+    """With --prior: the prior runs' fastest configurations (or, at a width they did not tune,
+    those of the nearest tuned width on each side), and every candidate of a design they did
+    not time or that --fresh names."""
     prior = PRIOR.get((op, n, kind)) or neighbours_prior(op, n, kind)
     if prior is None:
         return cands
@@ -187,11 +197,14 @@ def candidates(op, n, kind, element_size):
 
 
 def load_prior(path, passes=("fwd", "bwd"), top=4):
+    """One prior run's fastest and timed entries, added to those of the runs loaded before."""
     for r in json.loads(Path(path).read_text())["tuned"]:
         for kind in passes:
             ok = sorted((c for c in r[kind] if "ms" in c and c.get("ok", True)), key=lambda c: c["ms"])
-            PRIOR[(r["op"], r["N"], kind)] = ({tuple(table_entry_of(_current(c["config"]))) for c in ok[:top]},
-                                              {_form(_current(c["config"])) for c in r[kind]})
+            best, designs = PRIOR.get((r["op"], r["N"], kind), (set(), set()))
+            PRIOR[(r["op"], r["N"], kind)] = (
+                best | {tuple(table_entry_of(_current(c["config"]))) for c in ok[:top]},
+                designs | {_form(_current(c["config"])) for c in r[kind]})
 
 
 def _current(config):
@@ -450,8 +463,8 @@ def main(argv=None):
     p.add_argument("--n-min", type=int, help="the narrowest N (default: --step, so that every N is a table entry)")
     p.add_argument("--budget-s", type=float, default=330, help="stop tuning new N after this many seconds")
     p.add_argument("--deadline-s", type=float, default=540, help="skip what is left after this many seconds")
-    p.add_argument("--prior", help="tune.json of an earlier run: time only its 4 best configurations again "
-                   "(and every candidate of a design it did not time)")
+    p.add_argument("--prior", help="tune.json of earlier runs, comma-separated: time only their 4 best "
+                   "configurations again (and every candidate of a design they did not time)")
     p.add_argument("--prior-passes", default="fwd,bwd", help="the passes --prior applies to")
     p.add_argument("--fresh", default="", help="comma-separated designs to time in full despite --prior "
                    "(their kernel changed since the prior run); fwd:chunked names one pass's")

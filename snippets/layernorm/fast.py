@@ -105,12 +105,12 @@ def ln_fast_fwd_kernel(
 
 # --8<-- [start:fast_forward_chunked_kernel]
 @triton.jit
-def _load_chunk(X, rows64, row_ok, cols, WALKED: tl.constexpr, STRIDE: tl.constexpr,
+def _load_chunk(X, rows64, row_ok, cols, N: tl.constexpr, STRIDE: tl.constexpr,
                 EVICT: tl.constexpr, PARTIAL: tl.constexpr):
     """One step's (ROWS, CHUNK) block in fp32, and which of its columns are in the row:
     columns are masked only when the walk has a partial chunk (PARTIAL)."""
     if PARTIAL:
-        col_ok = (cols < WALKED)[None, :]
+        col_ok = (cols < N)[None, :]
         mask = row_ok[:, None] & col_ok
     else:
         col_ok = tl.full([1, cols.shape[0]], 1, tl.int1)
@@ -157,7 +157,8 @@ def ln_fast_fwd_chunked_kernel(
     # stays in registers for walk 2
     if TAIL > 0:
         tail = STEPS * CHUNK + tl.arange(0, TAIL_BLOCK)
-        tail_ok = row_ok[:, None] & (tail < N)[None, :]
+        tail_cols_ok = (tail < N)[None, :]
+        tail_ok = row_ok[:, None] & tail_cols_ok
         xt = tl.load(X + rows64 * STRIDE + tail[None, :], mask=tail_ok,
                      other=0.0).to(tl.float32)
 
@@ -170,8 +171,8 @@ def ln_fast_fwd_chunked_kernel(
     m2 = tl.zeros([ROWS, CHUNK], dtype=tl.float32)
     for step in range(0, STEPS):
         cols = step * CHUNK + lanes
-        x, col_ok = _load_chunk(X, rows64, row_ok, cols, N - TAIL, STRIDE,
-                                "evict_last", PARTIAL)
+        x, col_ok = _load_chunk(X, rows64, row_ok, cols, N, STRIDE, "evict_last",
+                                PARTIAL)
         d = tl.where(col_ok, x - mean, 0.0)
         mean += d * (1.0 / (step + 1))
         m2 += d * (x - mean)
@@ -197,13 +198,13 @@ def ln_fast_fwd_chunked_kernel(
     # memory, and evict_first lets the row go once it is used
     for step in range(0, STEPS):
         cols = step * CHUNK + lanes
-        x, col_ok = _load_chunk(X, rows64, row_ok, cols, N - TAIL, STRIDE,
-                                "evict_first", PARTIAL)
+        x, col_ok = _load_chunk(X, rows64, row_ok, cols, N, STRIDE, "evict_first",
+                                PARTIAL)
         _normalize_into(Y, W, B, x, mean_row, rstd, rows64, row_ok[:, None] & col_ok,
                         cols, col_ok, N, HAS_W, HAS_B)
     if TAIL > 0:
         _normalize_into(Y, W, B, xt, mean_row, rstd, rows64, tail_ok, tail,
-                        (tail < N)[None, :], N, HAS_W, HAS_B)
+                        tail_cols_ok, N, HAS_W, HAS_B)
     tl.store(Stats + rows, mean_row, mask=row_ok)
     tl.store(Stats + M + rows, rstd, mask=row_ok)
 # --8<-- [end:fast_forward_chunked_kernel]
