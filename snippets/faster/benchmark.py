@@ -174,10 +174,14 @@ def host_tasks(op, name, M, N, dtype, protocol):
 # The backward's designs side by side (Going faster: what made the difference): at each width, the
 # fastest configuration of each design in the tuning run behind the launch table, timed in this run
 DESIGN_N = (2304, 4352, 8192, 9216, 16384)
+# fp32 rows are twice the bytes of bf16 rows: at this width three staged steps of a row no longer
+# fit in an SM's shared memory, two do (Going faster: the shared memory of a staged program)
+DESIGN_N_FP32 = (16384,)
 
 
 def design_tasks(op, n, dtype, protocol, total):
-    """{(op, design, n): one repetition of the backward's GPU time} for each design in the table."""
+    """{(op, design, n, dtype): one repetition of the backward's GPU time} for each design in the
+    launch table of the dtype's size."""
     fast = _fast_module(op)
     M = sweep_m(n, total, dtype)
     tasks = {}
@@ -190,7 +194,7 @@ def design_tasks(op, n, dtype, protocol, total):
             rstd = fast.forward_rows(x, w, RMS_EPS)[1]
             return lambda: fast.backward_rows(dy, x, w, rstd, config=config)
         copies = bench.rotating_copies(3 * M * n * dtype.itemsize, protocol)
-        tasks[(op, design, n)] = lambda make=make, copies=copies: bench.gpu_us(make, copies, protocol)
+        tasks[(op, design, n, dtype)] = lambda make=make, copies=copies: bench.gpu_us(make, copies, protocol)
     return tasks
 
 
@@ -646,14 +650,14 @@ def measure(quick=False):
     if quick:
         protocol, M, target_n, sweep_n, dw_shape = bench.QUICK, 2048, (1024,), (512, 1024), (4096, 512)
         sweep_total, other_points, compile_n = 2**20, ((512, "fp32"),), ()
-        host_m, host_n, model_protocol, design_n = (1, 64), (2048,), bench.QUICK, (1024,)
+        host_m, host_n, model_protocol, design_n, design_n_fp32 = (1, 64), (2048,), bench.QUICK, (1024,), (1024,)
         llama_shapes, llama = ((256, 512),), {**LLAMA, "seq": 256}
     else:
         protocol, M, target_n, sweep_n, dw_shape = bench.PROTOCOL, 32768, tuple(n for _, n in TARGET_SHAPES), \
             BUILD_SWEEP_N, (32768, 4096)
         sweep_total, other_points, compile_n = SWEEP_TOTAL, OTHER_DTYPE_POINTS, COMPILE_SWEEP_N
         host_m, host_n, model_protocol, llama_shapes, llama = HOST_M, HOST_N, MODEL_PROTOCOL, LLAMA_SHAPES, LLAMA
-        design_n = DESIGN_N
+        design_n, design_n_fp32 = DESIGN_N, DESIGN_N_FP32
     first = [p for p in PROVIDERS if p != "compile"]  # torch.compile is timed last, shape by shape
     packaged = [p for p in first if p != "teaching"]  # the drop-ins: the other dtypes' points
     seconds, start = {}, time.perf_counter()
@@ -681,8 +685,9 @@ def measure(quick=False):
                 tasks |= gpu_tasks(op, name, sweep_m(n, sweep_total, other), n, other, protocol)
     figures = bench.measure_all(tasks, protocol)
     lap("timing")
-    designs = bench.measure_all({k: v for op in OPS for n in design_n
-                                 for k, v in design_tasks(op, n, dtype, protocol, sweep_total).items()}, protocol)
+    design_points = [(n, dtype) for n in design_n] + [(n, torch.float32) for n in design_n_fp32]
+    designs = bench.measure_all({k: v for op in OPS for n, d in design_points
+                                 for k, v in design_tasks(op, n, d, protocol, sweep_total).items()}, protocol)
     lap("designs")
     # host cost at few rows: the grid against eager PyTorch, then one call taken apart step by step
     host_grid = {}
@@ -749,9 +754,9 @@ def measure(quick=False):
         "sweep": {op: chosen(op, in_sweep) for op in OPS},
         "small": small_rows,
         "dw_error": dw, "profile": profiles,
-        "designs": [{"op": op, "design": design, "N": n, "M": sweep_m(n, sweep_total, dtype),
-                     "config": list(_fast_module(op).tuned_table(dtype.itemsize)["backward_designs"][n][design]),
-                     "bwd_gpu_us": fig} for (op, design, n), fig in designs.items()],
+        "designs": [{"op": op, "design": design, "N": n, "dtype": _dtype_name(d), "M": sweep_m(n, sweep_total, d),
+                     "config": list(_fast_module(op).tuned_table(d.itemsize)["backward_designs"][n][design]),
+                     "bwd_gpu_us": fig} for (op, design, n, d), fig in designs.items()],
         "host_targets": HOST_TARGETS,
         "host_grid": rows_from(host_grid, kinds=("host",)),
         "host_steps": {"M": STEPS_SHAPE[0], "N": STEPS_SHAPE[1], "dtype": bf16,

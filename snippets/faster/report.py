@@ -63,6 +63,7 @@ MODES = (("fwd", 2), ("fwd_bwd", 5))  # key, bytes moved per element (in units o
 DW_DESIGNS = ("fast", "teaching", "torch", "liger", "lock_buffer_in_input_dtype")
 MISSING = ("ModuleNotFoundError", "ImportError")  # a provider not installed is left out, not shown as refused
 ELEMENT_SIZE = {"bfloat16": 2, "float16": 2, "float32": 4}
+SHORT_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 SHOW_N = (1024, 2560, 4096, 6144, 8192, 12288, 16384)  # the sweep's columns in the tables
 INK = "#808080"  # axes and text: readable on the light and the dark theme
 
@@ -290,33 +291,44 @@ def _design_pct(r, copy, dtype):
     return pct_of_copy(r["bwd_gpu_us"], 3 * r["M"] * r["N"] * ELEMENT_SIZE[dtype], copy)
 
 
+def _design_rows(res, op):
+    """{(N, dtype, design): record} of the side-by-side; the run's dtype first, then the others."""
+    rows = {(r["N"], r.get("dtype", res["dtype"]), r["design"]): r
+            for r in res.get("designs", []) if r["op"] == op}
+    return dict(sorted(rows.items(), key=lambda kv: (kv[0][1] != res["dtype"], kv[0])))
+
+
 def designs_md(res, op, copy, t):
     """The backward's designs side by side at a few widths, each with its fastest configuration."""
-    rows = {(r["N"], r["design"]): r for r in res.get("designs", []) if r["op"] == op}
-    widths = sorted({n for n, _ in rows})
+    rows = _design_rows(res, op)
     out = [f"| N | {t('design_row')} | {t('design_staged')} | {t('design_chunked')} |",
            "|--:|--:|--:|--:|"]
-    for n in widths:
+    for n, dtype in dict.fromkeys((n, d) for n, d, _ in rows):
         cells = []
         for design in BACKWARD_DESIGNS:
-            r = rows.get((n, design))
+            r = rows.get((n, dtype, design))
             cells.append("—" if r is None else t("refused") if "error" in r["bwd_gpu_us"]
-                         else _pct(_design_pct(r, copy, res["dtype"]), t))
-        out.append(f"| {n} | " + " | ".join(cells) + " |")
+                         else _pct(_design_pct(r, copy, dtype), t))
+        label = n if dtype == res["dtype"] else f"{n} · {dtype}"
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
     out += ["", t("designs_note"), "", claims.protocol_text(res["protocol"], t, "gpu")]
     return "\n".join(out) + "\n"
 
 
 def _design_quotes(res, op, p, copy, t, q):
-    """Each design's backward at each width of the side-by-side, and staged against row."""
-    rows = {(r["N"], r["design"]): r for r in res.get("designs", [])
-            if r["op"] == op and "error" not in r["bwd_gpu_us"]}
-    for (n, design), r in rows.items():
-        q[f"{p}_design_{design}_bwd_pct_n{n}"] = _pct(_design_pct(r, copy, res["dtype"]), t)
-        if design == "staged" and (n, "row") in rows:
-            q[f"{p}_design_staged_vs_row_n{n}"] = _time_verdict(
-                r["bwd_gpu_us"], rows[(n, "row")]["bwd_gpu_us"], t)
-    q["design_n_list"] = t.join(str(n) for n in sorted({n for n, _ in rows}))
+    """Each design's backward at each width of the side-by-side, and staged against each other
+    design; a point in another dtype than the run's ends in that dtype's short name (_fp32)."""
+    rows = {k: r for k, r in _design_rows(res, op).items() if "error" not in r["bwd_gpu_us"]}
+    for (n, dtype, design), r in rows.items():
+        suffix = "" if dtype == res["dtype"] else f"_{SHORT_DTYPE[dtype]}"
+        q[f"{p}_design_{design}_bwd_pct_n{n}{suffix}"] = _pct(_design_pct(r, copy, dtype), t)
+        if design != "staged":
+            continue
+        for other in BACKWARD_DESIGNS:
+            if other != "staged" and (n, dtype, other) in rows:
+                q[f"{p}_design_staged_vs_{other}_n{n}{suffix}"] = _time_verdict(
+                    r["bwd_gpu_us"], rows[(n, dtype, other)]["bwd_gpu_us"], t)
+    q["design_n_list"] = t.join(str(n) for n in sorted({n for n, d, _ in rows if d == res["dtype"]}))
 
 
 LLAMA_NAMES = {"torch": "LlamaRMSNorm", "fast": "rms_norm_fast", "liger": "Liger"}
@@ -735,7 +747,7 @@ def quotes(measurements, t=ENGLISH):
     if "max_abs" in lock and dw.get("fast", {}).get("max_abs"):
         q["dw_lock_vs_fast"] = _ratio(lock["max_abs"] / dw["fast"]["max_abs"], t)
     for op, p in OPS.items():
-        q |= launch_limits(op, p)
+        q |= launch_limits(op, p) | table_steps(op, p) | staged_shared(op, p)
     q |= claims.floor_quotes(t)
     return q
 
@@ -754,6 +766,33 @@ def launch_limits(op, p):
     found = {"prefetch_max_n": max(prefetch, default=None), "split_from_n": min(split, default=None),
              "one_program_max_n": max(one, default=None)}
     return {f"{p}_bwd_{key}": str(n) for key, n in found.items() if n is not None}
+
+
+def table_steps(op, p):
+    """The widths the launch tables have entries for: every multiple of their step."""
+    fast = importlib.import_module(f"{op}.fast")
+    tables = {"": fast.tuned_table(2), "_fp32": fast.tuned_table(4)}
+    return {f"{p}_table_step{key}": str(table["step"]) for key, table in tables.items() if table}
+
+
+def staged_shared(op, p):
+    """What a staged program of the fp32 launch table keeps in shared memory at the side-by-side's
+    fp32 widths, with its stages and with one more, and an SM's shared memory (faster.tune's
+    rule, which faster/test_tune.py checks against the compiler). The pages quote these."""
+    from faster.benchmark import DESIGN_N_FP32
+    from faster import tune
+
+    fast = importlib.import_module(f"{op}.fast")
+    q = {"shared_kib_per_sm": str(tune.SHARED_BYTES // 1024)}
+    for n in DESIGN_N_FP32:
+        entry = fast.tuned_table(4)["backward_designs"].get(n, {}).get("staged")
+        if entry is None:
+            continue
+        _, tile, rows, _, _, split, stages, rest, _ = fast.backward_entry_config(entry, n)
+        q[f"{p}_staged_stages_n{n}_fp32"] = str(stages)
+        for key, s in (("", stages), ("_one_more_stage", stages + 1)):
+            q[f"{p}_staged_kib_n{n}_fp32{key}"] = str(tune.staged_shared(rows, (tile + rest) * split, s, 4) // 1024)
+    return q
 
 
 def write(measurements, out_dir):

@@ -526,6 +526,22 @@ def test_designs_side_by_side():
     assert q["ln_design_staged_vs_row_n2304"] == ENGLISH("faster")
 
 
+def test_designs_in_another_dtype_are_rows_and_quotes_of_their_own():
+    m = synthetic_measurements()
+    m["results"]["designs"] += [{"op": "layernorm", "design": d, "N": 16384, "dtype": "float32", "M": 2**26 // 16384,
+                                 "config": [d], "bwd_gpu_us": fig(us, us - 1, us + 1)}
+                                for d, us in (("chunked", 500.0), ("staged", 300.0))]
+    md = report.designs_md(m["results"], "layernorm", COPY, ENGLISH)
+    lines = [line for line in md.splitlines() if line.startswith("| ")]
+    assert lines[-1].startswith("| 16384 · float32 | — |")  # after the run's own dtype, no row design
+    # fp32: 4 bytes an element, at half the rows
+    staged_pct = 100 * 3 * (2**26 // 16384) * 16384 * 4 / 300e3 / COPY
+    q = report.quotes(m, ENGLISH)
+    assert q["ln_design_staged_bwd_pct_n16384_fp32"] == f"{staged_pct:.0f}%"
+    assert q["ln_design_staged_vs_chunked_n16384_fp32"] == ENGLISH("faster")
+    assert q["design_n_list"] == "2304 and 4352"  # the run's own dtype only
+
+
 def test_targets_say_which_provider_packages_the_run_had(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     assert "Provider packages in this run: Liger-Kernel: not installed · QuACK 0.6.5." in _read(
