@@ -5,7 +5,8 @@
   quotes.zh.json and quotes.vi.json in the others (the same numbers, written in each language's
   format by normkit.words.number).
 - A page includes a table with `--8<-- "rmsnorm/timing.md"`; in the Chinese build this hook points
-  the include at rmsnorm/timing.zh.md, the same table with translated labels, when it exists.
+  the include at rmsnorm/timing.zh.md, the same table with translated labels, when it exists (a
+  printout, rmsnorm/examples.txt, likewise: rmsnorm/examples.zh.txt).
 - A page shows a plot with `![...](../data/rmsnorm/timing.svg)`; in the Chinese build this hook
   points the image at rmsnorm/timing.zh.svg, the same plot in the page's words, when it exists. A
   drawn figure under docs/assets/images/ is localized the same way (layernorm-lock-timeline.zh.svg),
@@ -34,7 +35,7 @@ import gpu_build  # noqa: E402  (scripts/gpu_build.py: the data sets, and the co
 
 DATA_ROOT = ROOT / "docs" / "data"
 PLACEHOLDER = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\.([A-Za-z0-9_]+)\s*\}\}")
-DATA_INCLUDE = re.compile(r'^(?P<lead>\s*-{1,}8<-{1,}\s+")(?P<stem>[\w/-]+)\.md"', re.MULTILINE)
+DATA_INCLUDE = re.compile(r'^(?P<lead>\s*-{1,}8<-{1,}\s+")(?P<stem>[\w/-]+)\.(?P<ext>md|txt)"', re.MULTILINE)
 DATA_PLOT = re.compile(r'(?P<lead>\]\((?:\.\./)*data/)(?P<stem>[\w/-]+)\.svg\)')
 FIGURE_ROOT = ROOT / "docs" / "assets" / "images"
 FIGURE = re.compile(r'(?P<lead>\]\((?:\.\./)*assets/images/)(?P<stem>[\w/-]+)\.svg\)')
@@ -133,7 +134,7 @@ def quote(match, language):
 
 
 def localized_include(match, language):
-    localized = f"{match['stem']}.{language}.md"
+    localized = f"{match['stem']}.{language}.{match['ext']}"
     if language != "en" and (DATA_ROOT / localized).is_file():
         return f'{match["lead"]}{localized}"'
     return match.group(0)

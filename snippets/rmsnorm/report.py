@@ -3,7 +3,7 @@
 write(measurements, out_dir) with measurements = {"provenance": {...}, "results": measure()}.
 Files: accuracy.md, timing.md, cost.md, training.md and quotes.json in every language of the site
 (normkit.tables.write_localized: words from normkit/catalogue.toml, numbers in the language's format),
-examples.txt, exercise.txt, and timing.svg in every language (timing.<lang>.svg).
+examples.txt, exercise.txt and timing.svg, each in every language (examples.<lang>.txt, timing.<lang>.svg).
 """
 
 import json
@@ -248,8 +248,8 @@ def write(measurements, out_dir):
     write_localized(out_dir, "timing.md", lambda t: timing_md(res["timing"], copy, t))
     write_localized(out_dir, "cost.md", lambda t: cost_md(res["timing"], t))
     write_localized(out_dir, "training.md", lambda t: training_md(res["training"], t))
-    (out_dir / "examples.txt").write_text(format_examples(res["examples"]) + "\n", encoding="utf-8")
-    (out_dir / "exercise.txt").write_text(format_exercise(res["exercise"]) + "\n", encoding="utf-8")
+    write_localized(out_dir, "examples.txt", lambda t: format_examples(res["examples"], t) + "\n")
+    write_localized(out_dir, "exercise.txt", lambda t: format_exercise(res["exercise"], t) + "\n")
     for language in LANGUAGES:  # timing.svg, timing.zh.svg, timing.vi.svg: the plot in the page's words
         suffix = "" if language == "en" else f".{language}"
         timing_svg(res["timing"], out_dir / f"timing{suffix}.svg", Words(language))

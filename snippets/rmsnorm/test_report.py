@@ -93,8 +93,11 @@ def test_write_renders_every_file(tmp_path):
     tables = {f"{name}{lang}.md" for name in ("accuracy", "timing", "cost", "training") for lang in LANGS}
     quotes = {f"quotes{lang}.json" for lang in LANGS}
     plots = {f"timing{lang}.svg" for lang in LANGS}
-    assert names == tables | quotes | plots | {"examples.txt", "exercise.txt"}
+    texts = {f"{name}{lang}.txt" for name in ("examples", "exercise") for lang in LANGS}
+    assert names == tables | quotes | plots | texts
     assert "0.9999995" in _read(tmp_path / "examples.txt")
+    # each language's printout: Vietnamese writes the decimal comma
+    assert "0,9999995" in _read(tmp_path / "examples.vi.txt")
     svg = _read(tmp_path / "timing.svg")
     assert svg.lstrip().startswith("<?xml") and not re.search(r"<dc:date>", svg)
     assert "<text" in svg and "F.rms_norm" in svg and "内核" in _read(tmp_path / "timing.zh.svg")
