@@ -747,7 +747,7 @@ def quotes(measurements, t=ENGLISH):
     if "max_abs" in lock and dw.get("fast", {}).get("max_abs"):
         q["dw_lock_vs_fast"] = _ratio(lock["max_abs"] / dw["fast"]["max_abs"], t)
     for op, p in OPS.items():
-        q |= launch_limits(op, p) | table_steps(op, p) | staged_shared(op, p)
+        q |= launch_limits(op, p) | table_steps(op, p) | staged_shared_quotes(op, p)
     q |= claims.floor_quotes(t)
     return q
 
@@ -775,7 +775,7 @@ def table_steps(op, p):
     return {f"{p}_table_step{key}": str(table["step"]) for key, table in tables.items() if table}
 
 
-def staged_shared(op, p):
+def staged_shared_quotes(op, p):
     """What a staged program of the fp32 launch table keeps in shared memory at the side-by-side's
     fp32 widths, with its stages and with one more, and an SM's shared memory (faster.tune's
     rule, which faster/test_tune.py checks against the compiler). The pages quote these."""
