@@ -12,6 +12,9 @@
   build date (fallback_to_build_date) but still logs a warning on a shallow GitHub Actions clone,
   which `mkdocs build --strict` turns into a failure. The plugin has no option for it, so that one
   warning is logged as information here: a shallow clone must never break the build.
+- Last update dates' tooltips: the plugin writes the date under a page in the configured format
+  (mkdocs.vi.yml: "1 tháng 12 năm 2026") but its tooltip always in Babel's long form ("1 tháng 12,
+  2026 22:40:10 UTC"), with no option for it; the tooltip here takes the date as shown, then the time.
 - Reading time: `{{ page.reading_minutes }}` becomes the page's reading time in minutes, counted
   from its prose (words, or characters for Chinese), so it follows the text when the text changes.
 - Includes an author got wrong fail the build with a sentence that names the page, the file or
@@ -224,6 +227,26 @@ def on_page_markdown(markdown, page, config, **kwargs):
     minutes = reading_minutes(markdown, config["theme"]["language"])
     markdown = READING_TIME.sub(str(minutes), markdown)
     return title_listings(markdown, page, config)
+
+
+REVISION_SPAN = re.compile(r'(<span class="git-revision-date-localized-plugin[^"]*" title=")(?P<title>[^"]*)(">)'
+                           r'(?P<date>[^<]*)(</span>)')
+CLOCK = re.compile(r"\d{1,2}:\d{2}:\d{2}.*$")
+
+
+def tooltip_as_shown(span):
+    """The plugin's date span with its tooltip written as the date it shows, then the time."""
+    clock = CLOCK.search(span["title"])
+    if not clock:
+        return span[0]
+    return f'{span[1]}{span["date"]} {clock[0]}{span[3]}{span["date"]}{span[5]}'
+
+
+def on_page_context(context, page, config, **kwargs):
+    for key, value in page.meta.items():
+        if key.startswith("git_") and isinstance(value, str):
+            page.meta[key] = REVISION_SPAN.sub(tooltip_as_shown, value)
+    return context
 
 
 def number_captions(html, label):

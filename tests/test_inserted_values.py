@@ -193,6 +193,7 @@ PROSE_STYLE = {
 }
 MINUS_RULE = {"a hyphen for a minus sign": STYLE["a hyphen for a minus sign"]}
 REVISION_DATE = re.compile(r'<span class="git-revision-date-localized-plugin[^"]*"[^>]*>(.*?)</span>', re.DOTALL)
+REVISION_TITLE = re.compile(r'<span class="git-revision-date-localized-plugin[^"]*" title="([^"]*)"')
 DATES = {"en": r"[A-Z][a-z]+ \d{1,2}, \d{4}", "zh": r"\d{4}年\d{1,2}月\d{1,2}日", "vi": r"\d{1,2} tháng \d{1,2} năm \d{4}"}
 
 
@@ -217,4 +218,7 @@ def test_the_date_under_each_page_reads_as_the_language_writes_a_date(site_dir, 
             seen += 1
             date = unescape(re.sub(r"<[^>]+>", "", date)).strip()
             assert re.fullmatch(DATES[language], date), f"{language}/{page}: the page's date reads {date!r}"
+        for title in REVISION_TITLE.findall(html):  # the tooltip: the same date, then the time
+            assert re.fullmatch(DATES[language] + r" \d{1,2}:\d{2}:\d{2} \S+", unescape(title)), \
+                f"{language}/{page}: the date's tooltip reads {title!r}"
     assert seen, f"{language}: no page shows its date"
