@@ -535,17 +535,18 @@ def _sweep_quotes(res, op, p, copy, t, q):
         for key, targets in (("fwd", {n: goal["fwd"] for n in fast}), ("fwd_bwd", {n: _sweep_target(res, n) for n in fast})):
             for verdict, count in _counts([(fast[n][key], targets[n]) for n in fast]).items():
                 q[f"{p}_sweep_{_short(key)}_{verdict}"] = str(count)
-            for verdict in ("missed", "within"):
-                widths = [n for n in fast if claims.against(fast[n][key], targets[n], "gpu") == verdict]
-                q[f"{p}_sweep_{_short(key)}_{verdict}_n"] = t.join(map(str, widths))
         q[f"{p}_sweep_count"] = str(len(fast))
         # N at which another provider is faster than the fast path (fwd+bwd GPU time, ranges apart)
         rows = _sweep_rows(res, op)
         fast_rows = {r["N"]: r for r in rows if r["provider"] == "fast"}
         behind = sorted({r["N"] for r in rows if r["provider"] != "fast" and r["N"] in fast_rows
                          and claims.compare(r["fwd_bwd_gpu_us"], fast_rows[r["N"]]["fwd_bwd_gpu_us"], "gpu") == "lower"})
-        q[f"{p}_sweep_fwdbwd_behind_n"] = t.join(map(str, behind))
-        q[f"{p}_sweep_fwdbwd_behind_count"] = str(len(behind))
+        # the widths as sentences, which say "none" once (not "at 0 widths: none")
+        missed = [n for n in fast if claims.against(fast[n]["fwd_bwd"], _sweep_target(res, n), "gpu") == "missed"]
+        for key, widths in (("missed", missed), ("behind", behind)):
+            q[f"{p}_sweep_fwdbwd_{key}_sentence"] = (
+                t(f"sweep_{key}_some").format(count=len(widths), widths=t.join(map(str, widths))) if widths
+                else t(f"sweep_{key}_none"))
     # the provider packages' forward over the sweep, as a sentence: a run may not have them
     for name, label in PACKAGE_NAMES.items():
         points = series.get(name)

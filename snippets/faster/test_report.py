@@ -396,8 +396,11 @@ def test_sweep_quotes_count_targets_from_the_stated_ranges(tmp_path):
     assert (q["ln_sweep_fwdbwd_met"], q["ln_sweep_fwdbwd_within"], q["ln_sweep_fwdbwd_missed"]) == ("2", "2", "1")
     assert q["ln_sweep_count"] == "5"
     # torch.compile's fwd+bwd at 2048 (95 %: 342.6–363.8 µs) lies under the fast kernel's (86 %: 378.5–401.9 µs)
-    assert q["ln_sweep_fwdbwd_behind_n"] == "2048" and q["ln_sweep_fwdbwd_behind_count"] == "1"
-    assert q["rms_sweep_fwdbwd_behind_n"] == "none" and q["rms_sweep_fwdbwd_behind_count"] == "0"
+    assert q["ln_sweep_fwdbwd_behind_sentence"] == ("Another provider is faster forward+backward, by ranges "
+                                                   "that do not overlap, at N = 2048.")
+    assert q["rms_sweep_fwdbwd_behind_sentence"] == ENGLISH("sweep_behind_none")
+    # the 80 % that misses its 85 % is the fast kernel's fwd+bwd at 1024
+    assert q["ln_sweep_fwdbwd_missed_sentence"] == "The forward+backward target is missed at N = 1024."
     assert q["ln_compile_gpu_fwdbwd_pct_n2048"] == "95%"
 
 
@@ -409,7 +412,9 @@ def test_quotes_in_every_language(tmp_path):
     assert en.keys() == zh.keys() == vi.keys()
     assert zh["ln_small_fwd_gpu_vs_torch"] == "1.24 倍" and zh["dw_lock_vs_fast"] == "7.00 倍"
     assert zh["ln_fast_fwd_target_32768x4096"] == "达到" and zh["ln_fast_fwd_vs_best_other_32768x8192"] == "更快"
-    assert zh["rms_sweep_fwdbwd_behind_n"] == "无"
+    # "none" said once: a sentence, not "0 个：无"
+    assert zh["rms_sweep_fwdbwd_behind_sentence"] == "在这些宽度上，没有哪个其他实现的前向 + 反向比它快且范围互不重叠。"
+    assert zh["ln_sweep_fwdbwd_behind_sentence"] == "其他实现的前向 + 反向比它快、且范围互不重叠的宽度有 1 个：2048。"
     assert vi["ln_fast_small_fwd_gpu_us"] == "4,2" and vi["ln_small_fwd_gpu_vs_torch"] == "1,24×"
     assert vi["ln_teaching_gpu_fwdbwd_pct_typical"] == "22,0%" and vi["ln_partial_mb_32768x4096"] == "6,6"
 
