@@ -148,8 +148,8 @@ def targets_md(res, op, copy, t):
            f"{t('targets')}{t('colon')}{fwd} ≥ {t.percent(goal['fwd'], '.0f')}{t('comma')}"
            f"{both} ≥ {t.percent(goal['fwd_bwd'], '.0f')}",
            "",
-           f"| {t('shape')} | {t('provider')} | {fwd} {t('gpu_us')} | {fwd} {t('pct_copy')} "
-           f"| {both} {t('gpu_us')} | {both} {t('pct_copy')} |",
+           f"| {t('shape')} | {t('provider')} | {t.phrase(fwd, t('gpu_us'))} | {t.phrase(fwd, t('pct_copy'))} "
+           f"| {t.phrase(both, t('gpu_us'))} | {t.phrase(both, t('pct_copy'))} |",
            "|---|---|--:|--:|--:|--:|"]
     for n in res["target_n"]:
         for name in _installed(rows):
