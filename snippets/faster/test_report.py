@@ -572,3 +572,9 @@ def test_a_provider_package_forward_over_the_sweep_is_one_sentence_present_or_no
     zh = json.loads(_read(tmp_path / "quotes.zh.json"))
     assert zh["rms_liger_sweep_fwd"] == "本次运行没有安装 Liger-Kernel，所以表中没有它。"
     assert zh["ln_quack_sweep_fwd"].startswith("在本次运行的宽度扫描中，QuACK 的前向速度介于拷贝带宽的 ")
+
+
+def test_a_header_puts_no_space_between_chinese_characters():
+    assert report._phrase("fwd", "% copy") == "fwd % copy"
+    assert report._phrase("前向", "占拷贝带宽 %") == "前向占拷贝带宽 %"
+    assert report._phrase("前向", "GPU µs") == "前向 GPU µs"

@@ -118,10 +118,3 @@ def test_an_unknown_reader_language_names_the_variable_and_the_languages(monkeyp
     monkeypatch.setenv(LANGUAGE_VARIABLE, "fr")
     with pytest.raises(ValueError, match=r"NORMKERNELS_LANGUAGE='fr'.*en, zh, vi"):
         reader()
-
-
-def test_a_phrase_puts_no_space_between_chinese_characters():
-    assert Words("en").phrase("fwd", "% copy") == "fwd % copy"
-    assert Words("zh").phrase("前向", "占拷贝带宽 %") == "前向占拷贝带宽 %"
-    assert Words("zh").phrase("前向", "GPU µs") == "前向 GPU µs"
-    assert Words("vi").phrase("lượt xuôi", "% sao chép") == "lượt xuôi % sao chép"

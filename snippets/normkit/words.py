@@ -127,14 +127,6 @@ class Words:
         separator = "; " if DECIMAL[self.language] == "," else ", "
         return "[" + separator.join(self.number(value, spec) for value in values) + "]"
 
-    def phrase(self, *words):
-        """Words of a label side by side: a space between two, but none between two Chinese
-        characters ("fwd % copy", 「前向占拷贝带宽 %」, 「前向 GPU µs」)."""
-        out = words[0]
-        for word in words[1:]:
-            out += ("" if _hanzi(out[-1:]) and _hanzi(word[:1]) else " ") + word
-        return out
-
     def join(self, items):
         """"1, 8, 64 and 512" ("1、8、64 和 512", "1, 8, 64 và 512"); the language's "none" for no items."""
         items = list(items)
@@ -143,10 +135,6 @@ class Words:
         if len(items) == 1:
             return items[0]
         return self("list_separator").join(items[:-1]) + self("list_and") + items[-1]
-
-
-def _hanzi(character):
-    return "\u4e00" <= character <= "\u9fff"
 
 
 MONTHS_EN = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
