@@ -546,8 +546,9 @@ def _sweep_quotes(res, op, p, copy, t, q):
     fast = dict(series.get("fast", []))
     if fast:
         goal = res["sweep_targets_pct"]
-        for key, targets in (("fwd", {n: goal["fwd"] for n in fast}), ("fwd_bwd", {n: _sweep_target(res, n) for n in fast})):
-            for verdict, count in _counts([(fast[n][key], targets[n]) for n in fast]).items():
+        targets = {"fwd": {n: goal["fwd"] for n in fast}, "fwd_bwd": {n: _sweep_target(res, n) for n in fast}}
+        for key, target in targets.items():
+            for verdict, count in _counts([(fast[n][key], target[n]) for n in fast]).items():
                 q[f"{p}_sweep_{_short(key)}_{verdict}"] = str(count)
         q[f"{p}_sweep_count"] = str(len(fast))
         # N at which another provider is faster than the fast path (fwd+bwd GPU time, ranges apart)
@@ -556,7 +557,7 @@ def _sweep_quotes(res, op, p, copy, t, q):
         behind = sorted({r["N"] for r in rows if r["provider"] != "fast" and r["N"] in fast_rows
                          and claims.compare(r["fwd_bwd_gpu_us"], fast_rows[r["N"]]["fwd_bwd_gpu_us"], "gpu") == "lower"})
         # the widths as sentences, which say "none" once (not "at 0 widths: none")
-        missed = [n for n in fast if claims.against(fast[n]["fwd_bwd"], _sweep_target(res, n), "gpu") == "missed"]
+        missed = [n for n in fast if claims.against(fast[n]["fwd_bwd"], targets["fwd_bwd"][n], "gpu") == "missed"]
         for key, widths in (("missed", missed), ("behind", behind)):
             q[f"{p}_sweep_fwdbwd_{key}_sentence"] = (
                 t(f"sweep_{key}_some").format(count=len(widths), widths=t.join(map(str, widths))) if widths
