@@ -44,6 +44,27 @@ def test_prior_runs_add_up(tmp_path, monkeypatch):
     assert kept == [row, staged]
 
 
+@pytest.mark.parametrize("op", ["layernorm", "rmsnorm"])
+def test_a_probe_runs_what_the_entry_gives_the_narrower_width(op):
+    """--probe times a candidate at N - PROBE as the kernels would run it there: from its table
+    entry, with what follows from the width (the row's block, the staged tiles) derived again."""
+    fast = tune.fast_module(op)
+    entry = ["staged", 1, 8, 1, 2, 4, 2, False]  # two programs a row, each with two tiles
+    staged = fast.backward_entry_config(entry, 12288)
+    assert tune.at_width(op, "bwd", staged, 12160) == fast.backward_entry_config(entry, 12160)
+    assert tune.at_width(op, "fwd", ("row", 8192, 1, 8), 4352 - 128) == ("row", 8192, 1, 8)
+    assert tune.at_width(op, "fwd", ("row", 2048, 2, 4), 1024) == ("row", 1024, 2, 4)
+    assert tune.at_width(op, "fwd", ("chunked", 4096, 1, 16, 1), 16192) == ("chunked", 4096, 1, 16, 1)
+
+
+def test_a_probe_ranks_by_the_worse_width():
+    fast_at_n = {"config": ["row"], "pct": 95.0, "probe_pct": 68.0}
+    even = {"config": ["chunked"], "pct": 91.0, "probe_pct": 90.0}
+    unprobed = {"config": ["staged"], "pct": 92.0}
+    assert max([fast_at_n, even, unprobed], key=tune.worst_pct) is unprobed
+    assert max([fast_at_n, even], key=tune.worst_pct) is even
+
+
 if __name__ == "__main__":
     from faster.test_layouts import compile_staged, staged_kernel
 

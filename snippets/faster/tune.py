@@ -15,6 +15,10 @@ For every N that is a multiple of --step up to 16384 (M = 2**27 / N rows, bf16),
 3. the host's share: a fwd+bwd call at 128x257 fp32, the minimum over 300 plain calls, against
    F.layer_norm / F.rms_norm, and the same call replayed from a CUDA graph.
 
+With --probe K each candidate is timed at N - K as well, as the kernels would run it there (an
+entry serves the widths up to the next multiple of the step below it: a partial chunk, more
+padding), and the best is the one whose worse width is fastest.
+
 Writes DIR/layernorm-fast_tuned.json and DIR/rmsnorm-fast_tuned.json (copy them to
 snippets/<op>/fast_tuned.json; with --dtype float32, *_fp32.json at half the rows) and DIR/tune.json with every timing. Candidates compile first, in
 parallel processes (Triton's on-disk cache then serves the timing process).
@@ -155,6 +159,7 @@ def staged_candidates(n, element_size=2):
 PRIOR = {}
 FRESH = set()  # designs ("chunked", or one pass's: "fwd:chunked") timed in full despite --prior (--fresh)
 CHECK = False  # --check: the tables' configurations timed, nothing searched
+PROBE = 0  # --probe: each candidate timed at N - PROBE too, and ranked by the worse of the two
 NEIGHBOURS = 1024  # a width the prior runs did not tune takes the entries of those this close
 
 
@@ -223,6 +228,17 @@ def _compile_key(n, kind, cfg):
     return (n, *cfg) if kind == "fwd" else (n, *cfg[:4], *cfg[5:])
 
 
+def at_width(op, kind, config, n):
+    """A candidate as the kernels would run it at width n, which takes its table entry (the
+    entry of the next multiple of the table's step serves the widths below it). Where a
+    program's share of N is a power of two, one tile and two are the same candidate and the
+    entry says one (table_entry_of)."""
+    entry = table_entry_of(config)
+    if kind == "bwd":
+        return tuple(fast_module(op).backward_entry_config(entry, n))
+    return ("row", triton.next_power_of_2(n), *entry[1:]) if entry[0] == "row" else tuple(entry)
+
+
 def _compile_task(task):
     """Run one configuration once on a small tensor: Triton compiles it into its on-disk cache."""
     op, n, kind, cfg, dtype = task
@@ -249,10 +265,12 @@ def precompile(ns, workers, dtype, ops=OPS):
         for n in ns:
             for kind in ("fwd", "bwd"):
                 for cfg in candidates(op, n, kind, torch.empty((), dtype=dtype).element_size()):
-                    key = (op, kind, _compile_key(n, kind, cfg))
-                    if key not in seen:
-                        seen.add(key)
-                        tasks.append((op, n, kind, cfg, dtype))
+                    for m, c in ((n, cfg), *(((n - PROBE, at_width(op, kind, cfg, n - PROBE)),)
+                                            if PROBE else ())):
+                        key = (op, kind, _compile_key(m, kind, c))
+                        if key not in seen:
+                            seen.add(key)
+                            tasks.append((op, m, kind, c, dtype))
     with ProcessPoolExecutor(workers, mp_context=__import__("multiprocessing").get_context("spawn")) as pool:
         errors = [e for e in pool.map(_compile_task, tasks, chunksize=4) if e]
     return len(tasks), errors
@@ -315,12 +333,47 @@ def tune_n(op, n, copy, dtype=torch.bfloat16):
                                      "difference": diff, "ok": diff <= AGREE})
             except Exception as e:
                 result[kind].append({"config": list(cfg), "error": f"{type(e).__name__}: {str(e)[:100]}"})
-        ok = [r for r in result[kind] if r.get("ok")]
-        result[f"best_{kind}"] = min(ok, key=lambda r: r["ms"]) if ok else None
-    result["kernels"] = compiled_resources(fast, n)
     del x, w, b, dy, saved
     torch.cuda.empty_cache()
+    if PROBE:
+        probe(op, n - PROBE, result, copy, dtype)
+    for kind in ("fwd", "bwd"):
+        ok = [r for r in result[kind] if r.get("ok")]
+        result[f"best_{kind}"] = max(ok, key=worst_pct) if ok else None
+    result["kernels"] = compiled_resources(fast, n)
     return result
+
+
+def worst_pct(timed):
+    """A candidate's % of copy at N, or with --probe the worse of N's and the probe width's."""
+    return min(timed["pct"], timed.get("probe_pct", timed["pct"]))
+
+
+def probe(op, m, result, copy, dtype):
+    """Each timed candidate of `result` (width N) again at width m < N, as the kernels would
+    run it there: its entry serves m too. Adds probe_pct, or marks the candidate not ok."""
+    fast = fast_module(op)
+    rows = rows_for(m, dtype)
+    elt = torch.empty((), dtype=dtype).element_size()
+    x, w, b, dy, _ = _inputs(op, rows, m, dtype, grad=False)
+    head = (x, w, b, LN_EPS) if op == "layernorm" else (x, w, RMS_EPS)
+    saved = fast.forward_rows(*head)[1]
+    reference = {"fwd": fast.forward_rows(*head), "bwd": fast.backward_rows(dy, x, w, saved)}
+    result["probe_N"] = m
+    for kind, n_bytes in (("fwd", 2), ("bwd", 3)):
+        for timed in (t for t in result[kind] if t.get("ok")):
+            cfg = at_width(op, kind, timed["config"], m)
+            if kind == "fwd":
+                step = lambda: fast.forward_rows(*head, config=cfg)  # noqa: E731
+            else:
+                step = lambda: fast.backward_rows(dy, x, w, saved, config=cfg)  # noqa: E731
+            try:
+                timed["ok"] = worst_difference(step(), reference[kind]) <= AGREE
+                timed["probe_pct"] = pct(n_bytes * rows * m * elt, graph_ms(step), copy)
+            except Exception as e:
+                timed.update(ok=False, probe_error=f"{type(e).__name__}: {str(e)[:100]}")
+    del x, w, b, dy, saved
+    torch.cuda.empty_cache()
 
 
 AGREE = 2e-2  # bf16 keeps 8 bits: two orders of fp32 sums may round 1/128 apart
@@ -435,7 +488,7 @@ def table_from(results, op):
             if best:
                 table[key][str(r["N"])] = table_entry_of(best["config"])
         designs = {}
-        for c in sorted((c for c in r["bwd"] if "ms" in c), key=lambda c: c["ms"]):
+        for c in sorted((c for c in r["bwd"] if "ms" in c), key=worst_pct, reverse=True):
             designs.setdefault(c["config"][0], table_entry_of(c["config"]))
         table["backward_designs"][str(r["N"])] = dict(sorted(designs.items()))
     return table
@@ -479,6 +532,9 @@ def main(argv=None):
                    help="time the tables' own configurations at each N (no search, no tables written)")
     p.add_argument("--tables-only", action="store_true", help="stop once the tables are written")
     p.add_argument("--widths", help="comma-separated N to tune instead of every multiple of --step")
+    p.add_argument("--probe", type=int, default=0,
+                   help="time each candidate at N - PROBE too (a width its entry also serves: a partial "
+                   "chunk, more padding) and keep the best of the worse of the two")
     p.add_argument("--update", action="store_true",
                    help="write the fast modules' current tables with the tuned widths' entries replaced")
     a = p.parse_args(argv)
@@ -491,8 +547,8 @@ def main(argv=None):
         for prior in a.prior.split(","):
             load_prior(prior, tuple(a.prior_passes.split(",")))
     FRESH.update(filter(None, a.fresh.split(",")))
-    global CHECK
-    CHECK = a.check
+    global CHECK, PROBE
+    CHECK, PROBE = a.check, a.probe
     ops = tuple(a.ops.split(","))
     report = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "triton": triton.__version__,
               "total_elements": TOTAL, "step": a.step}
