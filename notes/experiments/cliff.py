@@ -8,7 +8,10 @@ neighbouring multiples of 256 in the same run:
     python notes/experiments/cliff.py DIR/tune.json
 
 A width more than the run-to-run spread (1.5 points in tune-20 against check-21) below both
-neighbours is a cliff."""
+neighbours is a cliff. With a second run, each width's change against it instead (a fix against
+cliff-1, say), where it is beyond the spread:
+
+    python notes/experiments/cliff.py DIR/tune.json notes/data/cliff-1-bfloat16.json"""
 
 import json
 import sys
@@ -32,5 +35,15 @@ def main(path):
             print(f"{op[:3]} {kind} N={n:5d} {pct:5.1f}% (neighbours {', '.join(f'{p:.1f}' for p in neighbours)}) {verdict}")
 
 
+def against(path, baseline):
+    now = {(r["op"], r["N"]): r for r in json.load(open(path))["tuned"]}
+    before = {(r["op"], r["N"]): r for r in json.load(open(baseline))["tuned"]}
+    for key in sorted(now.keys() & before.keys()):
+        for kind in ("fwd", "bwd"):
+            a, b = before[key][f"best_{kind}"]["pct"], now[key][f"best_{kind}"]["pct"]
+            if abs(b - a) > SPREAD:
+                print(f"{key[0][:3]} {kind} N={key[1]:5d} {a:5.1f}% -> {b:5.1f}% ({b - a:+.1f})")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    against(*sys.argv[1:3]) if len(sys.argv) > 2 else main(sys.argv[1])
