@@ -310,37 +310,47 @@ def pct(n_bytes, ms, copy):
     return 100 * n_bytes / (ms * 1e-3) / 1e9 / copy
 
 
-def tune_n(op, n, copy, dtype=torch.bfloat16):
-    """Every candidate of both passes at one N; returns the timings and the best of each."""
+def _workload(op, n, dtype):
+    """The inputs of both passes at width n (M = rows_for(n) rows), a step that times one
+    configuration of a pass on them, and the table's own outputs to check it against."""
     fast = fast_module(op)
     m = rows_for(n, dtype)
-    elt = torch.empty((), dtype=dtype).element_size()
     x, w, b, dy, _ = _inputs(op, m, n, dtype, grad=False)
     head = (x, w, b, LN_EPS) if op == "layernorm" else (x, w, RMS_EPS)
     saved = fast.forward_rows(*head)[1]
-    result = {"op": op, "N": n, "M": m, "fwd": [], "bwd": []}
+
+    def step_of(kind, cfg):
+        if kind == "fwd":
+            return lambda: fast.forward_rows(*head, config=cfg)
+        return lambda: fast.backward_rows(dy, x, w, saved, config=cfg)
+
     reference = {"fwd": fast.forward_rows(*head), "bwd": fast.backward_rows(dy, x, w, saved)}
-    for kind, n_bytes in (("fwd", 2), ("bwd", 3)):
-        for cfg in candidates(op, n, kind, elt):
-            if kind == "fwd":
-                step = lambda: fast.forward_rows(*head, config=cfg)  # noqa: E731
-            else:
-                step = lambda: fast.backward_rows(dy, x, w, saved, config=cfg)  # noqa: E731
+    n_bytes = {kind: k * m * n * dtype.itemsize for kind, k in (("fwd", 2), ("bwd", 3))}
+    return m, step_of, reference, n_bytes
+
+
+def tune_n(op, n, copy, dtype=torch.bfloat16):
+    """Every candidate of both passes at one N; returns the timings and the best of each."""
+    m, step_of, reference, n_bytes = _workload(op, n, dtype)
+    result = {"op": op, "N": n, "M": m, "fwd": [], "bwd": []}
+    for kind in ("fwd", "bwd"):
+        for cfg in candidates(op, n, kind, dtype.itemsize):
+            step = step_of(kind, cfg)
             try:
                 diff = worst_difference(step(), reference[kind])
                 ms = graph_ms(step)
-                result[kind].append({"config": list(cfg), "ms": ms, "pct": pct(n_bytes * m * n * elt, ms, copy),
+                result[kind].append({"config": list(cfg), "ms": ms, "pct": pct(n_bytes[kind], ms, copy),
                                      "difference": diff, "ok": diff <= AGREE})
             except Exception as e:
                 result[kind].append({"config": list(cfg), "error": f"{type(e).__name__}: {str(e)[:100]}"})
-    del x, w, b, dy, saved
+    del step_of, reference
     torch.cuda.empty_cache()
     if PROBE:
         probe(op, n - PROBE, result, copy, dtype)
     for kind in ("fwd", "bwd"):
         ok = [r for r in result[kind] if r.get("ok")]
         result[f"best_{kind}"] = max(ok, key=worst_pct) if ok else None
-    result["kernels"] = compiled_resources(fast, n)
+    result["kernels"] = compiled_resources(fast_module(op), n)
     return result
 
 
@@ -352,27 +362,17 @@ def worst_pct(timed):
 def probe(op, m, result, copy, dtype):
     """Each timed candidate of `result` (width N) again at width m < N, as the kernels would
     run it there: its entry serves m too. Adds probe_pct, or marks the candidate not ok."""
-    fast = fast_module(op)
-    rows = rows_for(m, dtype)
-    elt = torch.empty((), dtype=dtype).element_size()
-    x, w, b, dy, _ = _inputs(op, rows, m, dtype, grad=False)
-    head = (x, w, b, LN_EPS) if op == "layernorm" else (x, w, RMS_EPS)
-    saved = fast.forward_rows(*head)[1]
-    reference = {"fwd": fast.forward_rows(*head), "bwd": fast.backward_rows(dy, x, w, saved)}
+    _, step_of, reference, n_bytes = _workload(op, m, dtype)
     result["probe_N"] = m
-    for kind, n_bytes in (("fwd", 2), ("bwd", 3)):
+    for kind in ("fwd", "bwd"):
         for timed in (t for t in result[kind] if t.get("ok")):
-            cfg = at_width(op, kind, timed["config"], m)
-            if kind == "fwd":
-                step = lambda: fast.forward_rows(*head, config=cfg)  # noqa: E731
-            else:
-                step = lambda: fast.backward_rows(dy, x, w, saved, config=cfg)  # noqa: E731
+            step = step_of(kind, at_width(op, kind, timed["config"], m))
             try:
                 timed["ok"] = worst_difference(step(), reference[kind]) <= AGREE
-                timed["probe_pct"] = pct(n_bytes * rows * m * elt, graph_ms(step), copy)
+                timed["probe_pct"] = pct(n_bytes[kind], graph_ms(step), copy)
             except Exception as e:
                 timed.update(ok=False, probe_error=f"{type(e).__name__}: {str(e)[:100]}")
-    del x, w, b, dy, saved
+    del step_of, reference
     torch.cuda.empty_cache()
 
 
