@@ -65,6 +65,38 @@ def test_a_probe_ranks_by_the_worse_width():
     assert max([fast_at_n, even], key=tune.worst_pct) is even
 
 
+def test_a_probed_run_keeps_the_candidate_whose_worse_width_is_fastest(monkeypatch):
+    """tune_n with --probe, on the CPU: two forward and two backward configurations of RMSNorm
+    run at N = 256 and at the probe's 192 (under the interpreter when there is no GPU), with made-up
+    times: the first is faster at N and much slower at 192, so the second wins."""
+    import torch
+
+    from normkit.runtime import DEVICE
+
+    def inputs(op, m, n, dtype, grad):
+        g = torch.Generator().manual_seed(0)
+        x, w, b, dy = (torch.randn(*shape, generator=g).to(DEVICE, dtype) for shape in ((m, n), (n,), (n,), (m, n)))
+        return x, w, b, dy, [x, w]
+
+    configs = {"fwd": [("row", 256, 1, 4), ("row", 256, 2, 4)],
+               "bwd": [("row", 256, 1, 4, 1, True), ("row", 256, 2, 4, 1, True)]}
+    times = iter([1.0, 2.0, 1.0, 2.0,    # at N: the first configuration of each pass is faster
+                  9.0, 2.0, 9.0, 2.0])  # at N - 64: much slower
+    monkeypatch.setattr(tune, "_inputs", inputs)
+    monkeypatch.setattr(tune, "rows_for", lambda n, dtype: 8)
+    monkeypatch.setattr(tune, "candidates", lambda op, n, kind, elt: configs[kind])
+    monkeypatch.setattr(tune, "graph_ms", lambda step: (step(), next(times))[1])
+    monkeypatch.setattr(tune, "compiled_resources", lambda fast, n: [])
+    monkeypatch.setattr(tune, "PROBE", 64)
+    result = tune.tune_n("rmsnorm", 256, copy=1.0, dtype=torch.float32)
+    assert result["probe_N"] == 192
+    for kind in ("fwd", "bwd"):
+        assert [c["ok"] for c in result[kind]] == [True, True]
+        assert tuple(result[f"best_{kind}"]["config"]) == configs[kind][1]
+        first = result[kind][0]
+        assert first["pct"] > result[f"best_{kind}"]["pct"] and first["probe_pct"] < first["pct"]
+
+
 if __name__ == "__main__":
     from faster.test_layouts import compile_staged, staged_kernel
 
