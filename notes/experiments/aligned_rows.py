@@ -15,9 +15,15 @@ tensor of their own (the edges), never touching a neighbour's columns.
   move from row to row, so each program takes the rows of one class r % P (P = V / gcd(N, V)):
   all of them share s.
 
-Run on the GPU from the repository root (PYTHONPATH=snippets); prints % of the copy bandwidth of
-the fast kernels' own configuration and of each prototype, at widths that are and are not
-multiples of 8. TRITON_INTERPRET=1 with --check runs a small correctness check on the CPU."""
+The edges either as a small tensor of their own (its sums reduced apart) or folded into the tile by
+a second load and store of the partial groups' lanes, one element each (narrow, but switched off in
+every other lane: one reduction; compiled for sm_90 at 4097, 32 such loads a thread beside the
+body's 16-byte ones).
+
+Run on the GPU from the repository root (PYTHONPATH=snippets, `--out FILE` for JSON); prints % of
+the copy bandwidth of the fast kernels' own configuration and of each variant at widths that are and
+are not multiples of 8. TRITON_INTERPRET=1 with --check: a small correctness check of every variant
+against PyTorch on the CPU."""
 
 import math
 import sys
@@ -46,6 +52,13 @@ def _body(s, LANES: tl.constexpr, N: tl.constexpr, V: tl.constexpr):
     lanes = tl.arange(0, LANES)
     group = (lanes // V) * V
     return lanes, (group >= s) & (group + V <= s + N)
+
+
+@triton.jit
+def _partial(lanes, body, s, N: tl.constexpr):
+    """The row's lanes in the partial groups at its ends (one value per lane: narrow accesses,
+    but all other lanes' are switched off)."""
+    return (lanes >= s) & (lanes < s + N) & ~body
 
 
 @triton.jit
@@ -92,26 +105,45 @@ def ln_fwd_aligned(X, Y, W, B, Wsh, Bsh, Stats, M, eps, N: tl.constexpr, LANES: 
     base = tl.multiple_of(a - s, V)
     lanes, body = _body(s, LANES, N, V)
     x = tl.load(X + base + lanes, mask=body, other=0.0).to(tl.float32)
-    if EDGES == 0:  # the edges as one small tensor
+    if EDGES == "folded":  # a second, narrow load of the partial groups' lanes
+        edge = _partial(lanes, body, s, N)
+        x += tl.load(X + base + lanes, mask=edge, other=0.0).to(tl.float32)
+        row = body | edge
+        mean = tl.sum(x, axis=0) / N
+        xc = tl.where(row, x - mean, 0.0)
+        rstd = tl.rsqrt(tl.sum(xc * xc, axis=0) / N + eps)
+    elif EDGES == "tensor":  # the edges as one small tensor
         cols_e, ok_e = _edges(s, N, V)
         x_e = tl.load(X + a + cols_e, mask=ok_e, other=0.0).to(tl.float32)
         mean = (tl.sum(x, axis=0) + tl.sum(x_e, axis=0)) / N
         xc_e = tl.where(ok_e, x_e - mean, 0.0)
         xc = tl.where(body, x - mean, 0.0)
         rstd = tl.rsqrt((tl.sum(xc * xc, axis=0) + tl.sum(xc_e * xc_e, axis=0)) / N + eps)
-    else:  # the edges one scalar at a time
+    else:  # "scalars": the edges one scalar at a time
         mean = (tl.sum(x, axis=0) + _edge_sum(X, a, s, 0.0, N, V, 1)) / N
         xc = tl.where(body, x - mean, 0.0)
         rstd = tl.rsqrt((tl.sum(xc * xc, axis=0) + _edge_sum(X, a, s, mean, N, V, 2)) / N + eps)
+    # the shifted table holds zeros outside the row: with folded edges its loads take every group
+    # that touches the row, one mask value per group
+    touches = body
+    if EDGES == "folded":
+        groups = (lanes // V) * V
+        touches = (groups + V > s) & (groups < s + N)
     if WSHIFT:
         shifted = tl.multiple_of(s * LANES, V)
-        w = tl.load(Wsh + shifted + lanes, mask=body, other=0.0).to(tl.float32)
-        b = tl.load(Bsh + shifted + lanes, mask=body, other=0.0).to(tl.float32)
+        w = tl.load(Wsh + shifted + lanes, mask=touches, other=0.0).to(tl.float32)
+        b = tl.load(Bsh + shifted + lanes, mask=touches, other=0.0).to(tl.float32)
     else:
-        w = tl.load(W + lanes - s, mask=body, other=0.0).to(tl.float32)
-        b = tl.load(B + lanes - s, mask=body, other=0.0).to(tl.float32)
-    tl.store(Y + base + lanes, (xc * rstd * w + b).to(Y.dtype.element_ty), mask=body)
-    if EDGES == 0:
+        in_row = body
+        if EDGES == "folded":
+            in_row = (lanes >= s) & (lanes < s + N)
+        w = tl.load(W + lanes - s, mask=in_row, other=0.0).to(tl.float32)
+        b = tl.load(B + lanes - s, mask=in_row, other=0.0).to(tl.float32)
+    y = (xc * rstd * w + b).to(Y.dtype.element_ty)
+    tl.store(Y + base + lanes, y, mask=body)
+    if EDGES == "folded":
+        tl.store(Y + base + lanes, y, mask=edge)
+    elif EDGES == "tensor":
         w_e = tl.load(W + cols_e, mask=ok_e, other=0.0).to(tl.float32)
         b_e = tl.load(B + cols_e, mask=ok_e, other=0.0).to(tl.float32)
         tl.store(Y + a + cols_e, (xc_e * rstd * w_e + b_e).to(Y.dtype.element_ty), mask=ok_e)
@@ -124,16 +156,22 @@ def ln_fwd_aligned(X, Y, W, B, Wsh, Bsh, Stats, M, eps, N: tl.constexpr, LANES: 
 @triton.jit
 def rms_bwd_aligned(X, DY, DX, W, Rstd, Part, M, rows_per_group, N: tl.constexpr,
                     LANES: tl.constexpr, V: tl.constexpr, P: tl.constexpr, STAGES: tl.constexpr,
-                    EDGES: tl.constexpr = True):
-    # EDGES=False, or P=1 at a misaligned width, compute wrong results: timing probes only
+                    EDGES: tl.constexpr = "tensor"):
+    # EDGES: "tensor" (a small tensor of their own), "folded" (into the tile); "none" computes
+    # wrong results, a timing probe of what the edges cost
     k = tl.program_id(0) % P  # this program's class of rows: r % P == k, all with one s
     group = tl.program_id(0) // P
     first = group * rows_per_group
     end = tl.minimum(first + rows_per_group, M)
     s = (k * N) % V
     lanes, body = _body(s, LANES, N, V)
+    edge = _partial(lanes, body, s, N)
     cols_e, ok_e = _edges(s, N, V)
-    w = tl.load(W + lanes - s, mask=body, other=0.0).to(tl.float32)  # once: any width will do
+    # once a program: any access width will do (with folded edges, the edge lanes too)
+    mine = body
+    if EDGES == "folded":
+        mine = body | edge
+    w = tl.load(W + lanes - s, mask=mine, other=0.0).to(tl.float32)
     w_e = tl.load(W + cols_e, mask=ok_e, other=0.0).to(tl.float32)
     dw = tl.zeros([LANES], tl.float32)
     dw_e = tl.zeros([2 * V], tl.float32)
@@ -144,8 +182,14 @@ def rms_bwd_aligned(X, DY, DX, W, Rstd, Part, M, rows_per_group, N: tl.constexpr
         rstd = tl.load(Rstd + r)
         x = tl.load(X + base + lanes, mask=body, other=0.0).to(tl.float32)
         dy = tl.load(DY + base + lanes, mask=body, other=0.0).to(tl.float32)
+        if EDGES == "folded":  # the partial groups' lanes by a second, narrow load
+            x += tl.load(X + base + lanes, mask=edge, other=0.0).to(tl.float32)
+            dy += tl.load(DY + base + lanes, mask=edge, other=0.0).to(tl.float32)
         x_hat, g = x * rstd, dy * w
-        if EDGES:
+        if EDGES == "folded":
+            c = tl.sum(x_hat * g, axis=0) / N
+            tl.store(DX + base + lanes, ((g - x_hat * c) * rstd).to(DX.dtype.element_ty), mask=edge)
+        elif EDGES == "tensor":
             x_e = tl.load(X + a + cols_e, mask=ok_e, other=0.0).to(tl.float32)
             dy_e = tl.load(DY + a + cols_e, mask=ok_e, other=0.0).to(tl.float32)
             x_hat_e, g_e = x_e * rstd, dy_e * w_e
@@ -157,8 +201,9 @@ def rms_bwd_aligned(X, DY, DX, W, Rstd, Part, M, rows_per_group, N: tl.constexpr
         tl.store(DX + base + lanes, ((g - x_hat * c) * rstd).to(DX.dtype.element_ty), mask=body)
         dw += dy * x_hat
     part = Part + tl.program_id(0).to(tl.int64) * N
-    tl.store(part + lanes - s, dw, mask=body)
-    tl.store(part + cols_e, dw_e, mask=ok_e)
+    tl.store(part + lanes - s, dw, mask=mine)
+    if EDGES == "tensor":
+        tl.store(part + cols_e, dw_e, mask=ok_e)
 
 
 def vector(x):
@@ -178,7 +223,7 @@ def shifted_params(w, b, lanes):
     return [torch.where(ok, p[idx.clamp(0, N - 1)], 0).contiguous() for p in (w, b)]
 
 
-def ln_forward(x, w, b, eps=1e-5, shifted=None, warps=8, edges=1):
+def ln_forward(x, w, b, eps=1e-5, shifted=None, warps=8, edges="tensor"):
     """shifted: shifted_params(w, b, lanes), built once (outside the timing)."""
     M, N = x.shape
     V = vector(x)
@@ -189,10 +234,10 @@ def ln_forward(x, w, b, eps=1e-5, shifted=None, warps=8, edges=1):
     return y, stats
 
 
-def rms_backward(dy, x, w, rstd, programs, warps=8, stages=3, edges=True, classes=True):
+def rms_backward(dy, x, w, rstd, programs, warps=8, stages=3, edges="tensor"):
     M, N = x.shape
     V = vector(x)
-    P = V // math.gcd(N, V) if classes else 1
+    P = V // math.gcd(N, V)
     groups = max(1, programs // P)
     rows_per_group = triton.cdiv(M, groups)
     part = torch.empty((groups * P, N), device=x.device, dtype=torch.float32)
@@ -214,7 +259,7 @@ def check():
             shifted = shifted_params(w, b, lanes_for(n, vector(x)))
             ref = torch.nn.functional.layer_norm(x.float(), (n,), w.float(), b.float())
             for sh in (None, shifted):
-                for edges in (0, 1):
+                for edges in ("tensor", "scalars", "folded"):
                     y, _ = ln_forward(x, w, b, shifted=sh, warps=1, edges=edges)
                     assert (y.float() - ref).abs().max() < 5e-2, (n, dtype, edges)
             xr = x.float().requires_grad_()
@@ -223,13 +268,35 @@ def check():
             yr = torch.nn.functional.rms_norm(xr, (n,), wr, 1e-6)
             yr.backward(dy.float())
             rstd = torch.rsqrt(x.float().pow(2).mean(1) + 1e-6)
-            dx, dw = rms_backward(dy, x, w, rstd, programs=16, warps=1, stages=2)
-            assert (dx.float() - xr.grad).abs().max() < 5e-2 * xr.grad.abs().max(), (n, dtype)
-            assert (dw.float() - wr.grad).abs().max() < 5e-2 * wr.grad.abs().max(), (n, dtype)
+            for edges in ("tensor", "folded"):
+                dx, dw = rms_backward(dy, x, w, rstd, programs=16, warps=1, stages=2, edges=edges)
+                assert (dx.float() - xr.grad).abs().max() < 5e-2 * xr.grad.abs().max(), (n, dtype, edges)
+                assert (dw.float() - wr.grad).abs().max() < 5e-2 * wr.grad.abs().max(), (n, dtype, edges)
     print("check: ok")
 
 
-def bench():
+def best_of(step, configs, bytes_moved, copy, check):
+    """The best % of copy over configs (each checked first) and its configuration."""
+    from faster.tune import graph_ms, pct
+    best, arg = 0.0, None
+    for cfg in configs:
+        try:
+            check(step(*cfg))
+            p = pct(bytes_moved, graph_ms(lambda: step(*cfg)), copy)
+        except Exception as e:  # out of shared memory
+            print("  skip", cfg, type(e).__name__, str(e)[:80])
+            continue
+        if p > best:
+            best, arg = p, cfg
+    return best, arg
+
+
+def bench(out=None):
+    """% of copy of the fast kernels' own configuration and of each prototype variant (the best over a
+    few warps and stages), per width; with --out FILE, also as JSON. Forward: the weight read at
+    column l - s (w) or from the shifted table (wsh), the edges as a small tensor or folded into the
+    tile; backward: the edges as a small tensor, folded, or none at all (wrong results: what the
+    edges cost)."""
     from faster.tune import graph_ms, pct, rows_for
     from layernorm import fast as ln
     from normkit.bench import copy_bandwidth_gb_per_s
@@ -237,7 +304,8 @@ def bench():
     copy = copy_bandwidth_gb_per_s()["median"]
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     print(f"copy {copy:.0f} GB/s")
-    widths = {torch.bfloat16: [4096, 4097, 4098, 4100, 8192, 8193], torch.float32: [4097]}
+    widths = {torch.bfloat16: [2048, 2049, 4096, 4097, 4098, 4100, 8192, 8193], torch.float32: [4097]}
+    results = []
     for dtype, ns in widths.items():
         elt = torch.empty((), dtype=dtype).element_size()
         for n in ns:
@@ -246,45 +314,45 @@ def bench():
             w, b = torch.randn(n, device="cuda", dtype=dtype), torch.randn(n, device="cuda", dtype=dtype)
             dy = torch.randn_like(x)
             fwd_bytes, bwd_bytes = 2 * m * n * elt, 3 * m * n * elt
-            line = [f"{str(dtype)[6:]:8s} N={n:5d}"]
+            row = {"dtype": str(dtype)[6:], "N": n}
             if "--bwd-only" not in sys.argv:
-                ms = graph_ms(lambda: ln.forward_rows(x, w, b, 1e-5))
-                line.append(f"LN fwd fast {pct(fwd_bytes, ms, copy):5.1f}")
+                row["fwd fast"] = pct(fwd_bytes, graph_ms(lambda: ln.forward_rows(x, w, b, 1e-5)), copy)
                 ref = ln.forward_rows(x, w, b, 1e-5)[0].float()
                 shifted = shifted_params(w, b, lanes_for(n, vector(x)))
-                for sh, edges in ((None, 0), (None, 1), (shifted, 0), (shifted, 1)):
-                    best = 0
-                    for warps in (4, 8, 16):
-                        y = ln_forward(x, w, b, shifted=sh, warps=warps, edges=edges)[0]
-                        assert (y.float() - ref).abs().max() < 0.1
-                        best = max(best, pct(fwd_bytes, graph_ms(lambda: ln_forward(x, w, b, shifted=sh, warps=warps, edges=edges)), copy))
-                    line.append(f"{'wsh' if sh else 'w'}/e{edges} {best:5.1f}")
+
+                def agrees(out):
+                    assert (out[0].float() - ref).abs().max() < 0.1
+
+                for name, sh, edges in (("w/tensor", None, "tensor"), ("w/folded", None, "folded"),
+                                        ("wsh/tensor", shifted, "tensor"), ("wsh/folded", shifted, "folded")):
+                    row[f"fwd {name}"], row[f"fwd {name} cfg"] = best_of(
+                        lambda warps: ln_forward(x, w, b, shifted=sh, warps=warps, edges=edges),
+                        [(4,), (8,), (16,)], fwd_bytes, copy, agrees)
             _, rstd = rms.forward_rows(x, w, 1e-6)
-            ms = graph_ms(lambda: rms.backward_rows(dy, x, w, rstd))
-            line.append(f"| RMS bwd fast {pct(bwd_bytes, ms, copy):5.1f}")
-            ref = rms.backward_rows(dy, x, w, rstd)[0].float()
-            best, arg = 0, None
-            for warps in (8, 16):
-                for stages in (2, 3):
-                    for per_sm in (1,):
-                        try:
-                            dx = rms_backward(dy, x, w, rstd, sms * per_sm, warps, stages)[0]
-                            assert (dx.float() - ref).abs().max() < 0.1 * ref.abs().max()
-                            p = pct(bwd_bytes, graph_ms(lambda: rms_backward(dy, x, w, rstd, sms * per_sm, warps, stages)), copy)
-                        except Exception as e:  # out of shared memory
-                            print("  skip", warps, stages, per_sm, type(e).__name__, str(e)[:80])
-                            continue
-                        if p > best:
-                            best, arg = p, (warps, stages, per_sm)
-            line.append(f"aligned {best:5.1f} {arg}")
-            warps, stages, per_sm = arg or (16, 3, 1)
-            for edges, classes in ((False, True), (True, False), (False, False)):
-                p = pct(bwd_bytes, graph_ms(lambda: rms_backward(dy, x, w, rstd, sms * per_sm, warps, stages, edges, classes)), copy)
-                line.append(f"{'e' if edges else '-'}{'P' if classes else '-'} {p:5.1f}")
-            print("  ".join(line), flush=True)
+            row["bwd fast"] = pct(bwd_bytes, graph_ms(lambda: rms.backward_rows(dy, x, w, rstd)), copy)
+            ref_dx = rms.backward_rows(dy, x, w, rstd)[0].float()
+
+            def agrees_dx(out):
+                assert (out[0].float() - ref_dx).abs().max() < 0.1 * ref_dx.abs().max()
+
+            for edges in ("tensor", "folded", "none"):
+                row[f"bwd {edges}"], row[f"bwd {edges} cfg"] = best_of(
+                    lambda warps, stages: rms_backward(dy, x, w, rstd, sms, warps, stages, edges),
+                    [(8, 2), (8, 3), (16, 2), (16, 3)], bwd_bytes, copy,
+                    agrees_dx if edges != "none" else (lambda out: None))
+            print("  ".join(f"{k} {v:5.1f}" if isinstance(v, float) else f"{k} {v}" for k, v in row.items()
+                            if not k.endswith("cfg")), flush=True)
+            results.append(row)
             del x, dy
             torch.cuda.empty_cache()
+    if out:
+        import json
+        with open(out, "w") as f:
+            json.dump({"copy_gbps": copy, "device": torch.cuda.get_device_name(), "rows": results}, f, indent=1)
 
 
 if __name__ == "__main__":
-    check() if "--check" in sys.argv else bench()
+    if "--check" in sys.argv:
+        check()
+    else:
+        bench(sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else None)
