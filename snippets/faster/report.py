@@ -534,6 +534,14 @@ def _counts(figs_and_targets):
     return {v: verdicts.count(v) for v in ("met", "within", "missed")}
 
 
+def widths_sentence(label, widths, t):
+    """Widths as the catalogue's sentence LABEL_some, or LABEL_none when there are none (which
+    says "none" once, not "at 0 widths: none")."""
+    if not widths:
+        return t(f"{label}_none")
+    return t(f"{label}_some").format(count=len(widths), widths=t.join(map(str, widths)))
+
+
 def _sweep_quotes(res, op, p, copy, t, q):
     """Sweep figures the pages quote: targets met, each provider's worst N, the fast path at each N."""
     series = _series(res, op, copy)
@@ -556,12 +564,9 @@ def _sweep_quotes(res, op, p, copy, t, q):
         fast_rows = {r["N"]: r for r in rows if r["provider"] == "fast"}
         behind = sorted({r["N"] for r in rows if r["provider"] != "fast" and r["N"] in fast_rows
                          and claims.compare(r["fwd_bwd_gpu_us"], fast_rows[r["N"]]["fwd_bwd_gpu_us"], "gpu") == "lower"})
-        # the widths as sentences, which say "none" once (not "at 0 widths: none")
         missed = [n for n in fast if claims.against(fast[n]["fwd_bwd"], targets["fwd_bwd"][n], "gpu") == "missed"]
         for key, widths in (("missed", missed), ("behind", behind)):
-            q[f"{p}_sweep_fwdbwd_{key}_sentence"] = (
-                t(f"sweep_{key}_some").format(count=len(widths), widths=t.join(map(str, widths))) if widths
-                else t(f"sweep_{key}_none"))
+            q[f"{p}_sweep_fwdbwd_{key}_sentence"] = widths_sentence(f"sweep_{key}", widths, t)
     # the provider packages' forward over the sweep, as a sentence: a run may not have them
     for name, label in PACKAGE_NAMES.items():
         points = series.get(name)

@@ -264,9 +264,11 @@ def precompile(ns, workers, dtype, ops=OPS):
     for op in ops:
         for n in ns:
             for kind in ("fwd", "bwd"):
-                for cfg in candidates(op, n, kind, torch.empty((), dtype=dtype).element_size()):
-                    for m, c in ((n, cfg), *(((n - PROBE, at_width(op, kind, cfg, n - PROBE)),)
-                                            if PROBE else ())):
+                for cfg in candidates(op, n, kind, dtype.itemsize):
+                    timed = [(n, cfg)]  # and with --probe, as the kernels would run it at N - PROBE
+                    if PROBE:
+                        timed.append((n - PROBE, at_width(op, kind, cfg, n - PROBE)))
+                    for m, c in timed:
                         key = (op, kind, _compile_key(m, kind, c))
                         if key not in seen:
                             seen.add(key)
