@@ -46,7 +46,7 @@ from normkit import dropin
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
-from normkit.tiles import (load_weight, pair_sums, per_row, row_sum, rows_of,
+from normkit.tiles import (SHARE_COLUMNS, load_weight, pair_sums, per_row, row_sum, rows_of,
                            share_tile, staged_config)
 
 import torch
@@ -369,7 +369,9 @@ def ln_fast_bwd_staged_kernel(
     group = tl.program_id(0) // SPLIT
     groups = tl.num_programs(0) // SPLIT
     share = tl.program_id(0) % SPLIT
-    WIDTH: tl.constexpr = (N + SPLIT - 1) // SPLIT
+    # tiles.share_width: N / SPLIT in whole SHARE_COLUMNS, so that shares start aligned
+    SHARE: tl.constexpr = SPLIT * SHARE_COLUMNS
+    WIDTH: tl.constexpr = (N + SHARE - 1) // SHARE * SHARE_COLUMNS
     cols_a, ok_a = share_tile(share, 0, TILE, WIDTH, N)
     w_a = load_weight(W, cols_a, ok_a, HAS_W)
     dw_a = tl.zeros([TILE], dtype=tl.float32)

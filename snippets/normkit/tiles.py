@@ -5,6 +5,12 @@ import triton
 import triton.language as tl
 
 
+# A row's share starts a whole number of these columns in: N / SPLIT itself would start the
+# second share of an aligned 16136-column bf16 row 8 bytes off 16, and every access to that
+# share would narrow (notes/fast-kernels.md, seventh session)
+SHARE_COLUMNS = tl.constexpr(64)
+
+
 # --8<-- [start:tiles]
 @triton.jit
 def share_tile(share, OFFSET: tl.constexpr, SIZE: tl.constexpr, WIDTH: tl.constexpr,
@@ -72,13 +78,19 @@ def two_tiles(width, rows, num_warps):
     return tile, min(tile, rest)
 
 
+def share_width(n_cols, split):
+    """The columns of each share of a row but the last: N / SPLIT, rounded up to whole
+    SHARE_COLUMNS (the staged kernels' WIDTH)."""
+    return triton.cdiv(n_cols, split * SHARE_COLUMNS.value) * SHARE_COLUMNS.value
+
+
 def staged_config(n_cols, rows, num_warps, per_sm, split, stages, tiles, early):
     """The staged backward's configuration, ("staged", TILE, ROWS, num_warps, per_sm,
     SPLIT, STAGES, REST, EARLY), from a launch table's entry: each of the `split`
-    programs of a row owns N / SPLIT columns, held as one power-of-two tile (tiles=1) or
+    programs of a row owns share_width(N, SPLIT) columns (the last the rest), held as one power-of-two tile (tiles=1) or
     as two_tiles (tiles=2); early: the weight gradients are added before the row sums,
     not after dx."""
-    width = triton.cdiv(n_cols, split)
+    width = share_width(n_cols, split)
     tile, rest = (two_tiles(width, rows, num_warps) if tiles == 2
                   else (triton.next_power_of_2(width), 0))
     return "staged", tile, rows, num_warps, per_sm, split, stages, rest, bool(early)
