@@ -174,8 +174,9 @@ def host_tasks(op, name, M, N, dtype, protocol):
 # The backward's designs side by side (Going faster: what made the difference): at each width, the
 # fastest configuration of each design in the tuning run behind the launch table, timed in this run
 DESIGN_N = (2304, 4352, 8192, 9216, 16384)
-# fp32 rows are twice the bytes of bf16 rows: at this width three staged steps of a row no longer
-# fit in an SM's shared memory, two do (Going faster: the shared memory of a staged program)
+# fp32 rows are twice the bytes of bf16 rows: at this width a pipeline of three stages (two rows of
+# x and dy staged) no longer fits in an SM's shared memory, one of two stages (one row) does (Going
+# faster: the shared memory of a staged program)
 DESIGN_N_FP32 = (16384,)
 
 
@@ -600,6 +601,11 @@ SWEEP_TOTAL = 2**27  # elements per tensor at every N of the sweep: M = SWEEP_TO
 # the build's sweep, a dozen widths: the powers of two and widths between them, where a row padded to
 # the next power of two costs most (the tuning run, python -m faster.tune, covers every multiple of 256)
 BUILD_SWEEP_N = (1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 8192, 10240, 12288, 16384)
+# widths between the tables' entries (any N takes the entry of the next multiple of 256): below
+# 4096 and 8192's next entries, rows that start 2, 4, 8 bytes off 16 (N odd, 2 and 4 mod 8), on 16
+# bytes but not 128 (N = 8 mod 64; at 8200 the staged backward's second half starts at 4100), a
+# multiple of 64, and the entries on either side
+BETWEEN_N = (4096, 4097, 4098, 4100, 4104, 4160, 4352, 8192, 8193, 8194, 8196, 8200, 8256, 8448)
 OTHER_DTYPE_POINTS = ((4096, "fp16"), (4096, "fp32"), (12288, "fp16"))  # fp32 at half the rows
 COMPILE_SWEEP_N = (2048, 12288)  # torch.compile compiles each shape: a few N only (4096: the targets' rows)
 SMALL = (128, 257, torch.float32)  # the launch-bound shape: GPU time against host cost
@@ -649,13 +655,13 @@ def measure(quick=False):
     dtype = torch.bfloat16
     if quick:
         protocol, M, target_n, sweep_n, dw_shape = bench.QUICK, 2048, (1024,), (512, 1024), (4096, 512)
-        sweep_total, other_points, compile_n = 2**20, ((512, "fp32"),), ()
+        sweep_total, other_points, compile_n, between_n = 2**20, ((512, "fp32"),), (), (512, 513, 520, 768)
         host_m, host_n, model_protocol, design_n, design_n_fp32 = (1, 64), (2048,), bench.QUICK, (1024,), (1024,)
         llama_shapes, llama = ((256, 512),), {**LLAMA, "seq": 256}
     else:
         protocol, M, target_n, sweep_n, dw_shape = bench.PROTOCOL, 32768, tuple(n for _, n in TARGET_SHAPES), \
             BUILD_SWEEP_N, (32768, 4096)
-        sweep_total, other_points, compile_n = SWEEP_TOTAL, OTHER_DTYPE_POINTS, COMPILE_SWEEP_N
+        sweep_total, other_points, compile_n, between_n = SWEEP_TOTAL, OTHER_DTYPE_POINTS, COMPILE_SWEEP_N, BETWEEN_N
         host_m, host_n, model_protocol, llama_shapes, llama = HOST_M, HOST_N, MODEL_PROTOCOL, LLAMA_SHAPES, LLAMA
         design_n, design_n_fp32 = DESIGN_N, DESIGN_N_FP32
     first = [p for p in PROVIDERS if p != "compile"]  # torch.compile is timed last, shape by shape
@@ -678,6 +684,9 @@ def measure(quick=False):
             tasks |= host_tasks(op, name, m, n, small_dtype, protocol)
         for n in sweep_n:
             for name in first:
+                tasks |= gpu_tasks(op, name, sweep_m(n, sweep_total, dtype), n, dtype, protocol)
+        for n in between_n:  # the drop-ins (a width the sweep has is not timed twice: same keys)
+            for name in packaged:
                 tasks |= gpu_tasks(op, name, sweep_m(n, sweep_total, dtype), n, dtype, protocol)
         for n, short in other_points:
             other = DTYPES[short]
@@ -737,6 +746,10 @@ def measure(quick=False):
         return (r["N"], r["dtype"]) in others or (r["dtype"] == bf16 and r["M"] == sweep_m(r["N"], sweep_total, dtype)
                                                   and (r["N"] in sweep_n or r["provider"] == "compile"))
 
+    def in_between(r):
+        return r["dtype"] == bf16 and r["N"] in between_n and r["M"] == sweep_m(r["N"], sweep_total, dtype) \
+            and r["provider"] in packaged
+
     def chosen(op, keep):
         return [r for r in rows if r["op"] == op and keep(r)]
 
@@ -752,6 +765,7 @@ def measure(quick=False):
                         for n in sorted({*target_n, *sweep_n})] for op in OPS},
         "targets": {op: chosen(op, in_targets) for op in OPS},
         "sweep": {op: chosen(op, in_sweep) for op in OPS},
+        "between_n": list(between_n), "between": {op: chosen(op, in_between) for op in OPS},
         "small": small_rows,
         "dw_error": dw, "profile": profiles,
         "designs": [{"op": op, "design": design, "N": n, "dtype": _dtype_name(d), "M": sweep_m(n, sweep_total, d),

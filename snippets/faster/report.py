@@ -19,6 +19,8 @@ chapter OP in (layernorm, rmsnorm):
   (M = total / N rows) for every provider, fwd and fwd+bwd panels, each line with its range;
 - OP-sweep.md: the sweep at a few N plus each provider's lowest figure;
 - OP-dtypes.md: the sweep's fp16 and fp32 points;
+- OP-between.md: the drop-ins at widths between the launch tables' entries, each with the bytes
+  its rows start on;
 
 and dw-error.md (LayerNorm dW error per design), llama.md (a Llama training step with each RMSNorm:
 GPU time, speed-up over eager, loss and gradient agreement) and quotes.json (every number the pages quote, as
@@ -528,6 +530,67 @@ def dtypes_md(res, op, copy, t):
     return "\n".join(out) + "\n"
 
 
+def row_alignment(n, element_size):
+    """The bytes a row of N elements starts on, at most 16 (the widest load): rows start at row * N
+    elements, so a row's start is aligned to the largest power of two that divides N * element size."""
+    n_bytes = n * element_size
+    return min(16, n_bytes & -n_bytes)
+
+
+def _between(res, op, copy):
+    """{N: {provider: {"fwd": % figure, "fwd_bwd": % figure}}} of the widths between the tables'
+    entries, and the providers that measured there (the providers of the run that refused a width
+    leave a gap)."""
+    rows = [r for r in res.get("between", {}).get(op, []) if _ok(r)]
+    at = {}
+    for r in rows:
+        at.setdefault(r["N"], {})[r["provider"]] = {key: pct_copy(r, key, copy) for key, _ in MODES}
+    names = [p for p in _installed(res.get("between", {}).get(op, [])) if any(p in v for v in at.values())]
+    return dict(sorted(at.items())), names
+
+
+def between_md(res, op, copy, t):
+    at, names = _between(res, op, copy)
+    elt = ELEMENT_SIZE[res["dtype"]]
+    out = [f"**{t('sweep_gpu')}** · {t('fwd')} / {t('fwdbwd')}{t('comma')}{t('pct_copy')} · M = "
+           f"{_total_text(res['sweep_total'])} / N · {res['dtype']}", "",
+           f"| N | {t('row_start')} | " + " | ".join(f"`{NAMES[op][name]}`" for name in names) + " |",
+           "|--:|--:|" + "--:|" * len(names)]
+    for n, by in at.items():
+        cells = [f"{claims.text(by[name]['fwd'], 'gpu', t)} / {claims.text(by[name]['fwd_bwd'], 'gpu', t)}"
+                 if name in by else "—" for name in names]
+        out.append(f"| {n} | {row_alignment(n, elt)} B | " + " | ".join(cells) + " |")
+    out += ["", t("between_note"), "", claims.protocol_text(res["protocol"], t)]
+    return "\n".join(out) + "\n"
+
+
+def _between_quotes(res, op, p, copy, t, q):
+    """Each provider's figures between the entries, each width's row alignment, and two sentences:
+    the widths where the fast path falls below both neighbouring entries (forward+backward, ranges
+    apart), and those where another provider is faster."""
+    at, names = _between(res, op, copy)
+    elt = ELEMENT_SIZE[res["dtype"]]
+    for n, by in at.items():
+        q[f"{p}_between_align_n{n}"] = str(row_alignment(n, elt))
+        for name, figs in by.items():
+            for key, _ in MODES:
+                q[f"{p}_between_{name}_{_short(key)}_pct_n{n}"] = _pct(figs[key], t)
+    fast = {n: by["fast"] for n, by in at.items() if "fast" in by}
+    below, behind = [], []
+    for n, figs in fast.items():
+        entries = [fast[m]["fwd_bwd"] for m in (n // 256 * 256, n // 256 * 256 + 256) if m != n and m in fast]
+        if n % 256 and entries and all(claims.compare(figs["fwd_bwd"], e, "gpu") == "lower" for e in entries):
+            below.append(n)
+        if any(claims.compare(other["fwd_bwd"], figs["fwd_bwd"], "gpu") == "higher"
+               for name, other in at[n].items() if name != "fast"):
+            behind.append(n)
+    for key, widths in (("below", below), ("behind", behind)):
+        label = "between_below" if key == "below" else "sweep_behind"
+        q[f"{p}_between_{key}_sentence"] = (
+            t(f"{label}_some").format(count=len(widths), widths=t.join(map(str, widths))) if widths
+            else t(f"{label}_none"))
+
+
 def _counts(figs_and_targets):
     """{"met": k, "within": k, "missed": k} over [(figure, target)]."""
     verdicts = [claims.against(fig, target, "gpu") for fig, target in figs_and_targets]
@@ -715,6 +778,7 @@ def quotes(measurements, t=ENGLISH):
             q[f"{p}_targets_{verdict}"] = str(count)
         q[f"{p}_targets_count"] = str(len(statuses))
         _sweep_quotes(res, op, p, copy, t, q)
+        _between_quotes(res, op, p, copy, t, q)
 
         for pr in res["profile"]:
             if pr["op"] != op or "error" in pr:
@@ -828,6 +892,7 @@ def write(measurements, out_dir):
         write_localized(out_dir, f"{op}-profile.md", lambda t, op=op: profile_md(res, op, t))
         write_localized(out_dir, f"{op}-sweep.md", lambda t, op=op: sweep_md(res, op, copy["median"], t))
         write_localized(out_dir, f"{op}-dtypes.md", lambda t, op=op: dtypes_md(res, op, copy["median"], t))
+        write_localized(out_dir, f"{op}-between.md", lambda t, op=op: between_md(res, op, copy["median"], t))
         write_localized(out_dir, f"{op}-host.md", lambda t, op=op: host_md(res, op, t))
         write_localized(out_dir, f"{op}-host-steps.md", lambda t, op=op: host_steps_md(res, op, t))
         write_localized(out_dir, f"{op}-host-trace.md", lambda t, op=op: host_trace_md(res, op, t))

@@ -45,6 +45,15 @@ SWEEP_PCT = {
     "torch": {n: (60.0, 45.0) for n in SWEEP_N},
     "compile": {2048: (97.0, 95.0)},  # torch.compile at one width of the sweep (LayerNorm only)
 }
+# SYNTHETIC widths between the launch table's entries: {N: {provider: (fwd, fwd+bwd)}}; QuACK
+# refuses 4097 (a row of 8194 bytes does not start on 16)
+BETWEEN_PCT = {
+    4096: {"fast": (95.0, 88.0), "torch": (60.0, 45.0), "quack": (96.0, 80.0)},
+    4097: {"fast": (50.0, 40.0), "torch": (20.0, 28.0)},
+    4104: {"fast": (93.0, 87.0), "torch": (60.0, 45.0), "quack": (95.0, 95.0)},
+    4352: {"fast": (94.0, 86.0), "torch": (60.0, 45.0), "quack": (95.0, 79.0)},
+}
+QUACK_REFUSED = "AssertionError: N must be a multiple of 8"
 # SYNTHETIC 128x257 fp32 figures: (median, low, high) of fwd GPU, fwd+bwd GPU, fwd host, fwd+bwd host
 SMALL_US = {
     "fast": ((4.2, 4.1, 4.3), (8.4, 8.3, 8.5), (82.0, 80.0, 84.0), (310.0, 300.0, 320.0)),
@@ -107,6 +116,19 @@ def _sweep(op):
     rows.append(_row(op, "fast", SWEEP_TOTAL // 4096 // 2, 4096, "float32", (90.0, 0.5), (80.0, 0.5)))
     rows.append(_row(op, "torch", SWEEP_TOTAL // 4096, 4096, "float16", (70.0, 0.5), (60.0, 0.5)))
     rows.append(_error(op, "liger", SWEEP_TOTAL // 4096 // 2, 4096, "float32", MISSING))
+    return rows
+
+
+def _between_rows(op):
+    rows = []
+    for n, by in BETWEEN_PCT.items():
+        m = SWEEP_TOTAL // n
+        for provider in ("fast", "torch", "liger", "quack"):
+            if provider in by:
+                fwd, both = by[provider]
+                rows.append(_row(op, provider, m, n, "bfloat16", (fwd, 0.5), (both, 0.5)))
+            else:
+                rows.append(_error(op, provider, m, n, "bfloat16", MISSING if provider == "liger" else QUACK_REFUSED))
     return rows
 
 
@@ -197,7 +219,8 @@ def synthetic_measurements():
                "sweep_targets_pct": {"fwd": 90.0, "fwd_bwd": 85.0, "fwd_bwd_wide": 75.0, "wide_above": 8192},
                "providers": ["teaching", "fast", "torch", "compile", "liger"], "protocol": PROTOCOL,
                "launch": {op: _launch(op) for op in OPS}, "targets": {op: _targets(op) for op in OPS},
-               "sweep": {op: _sweep(op) for op in OPS}, "small": [r for op in OPS for r in _small(op)],
+               "sweep": {op: _sweep(op) for op in OPS},
+               "between_n": list(BETWEEN_PCT), "between": {op: _between_rows(op) for op in OPS}, "small": [r for op in OPS for r in _small(op)],
                "dw_error": dw, "profile": [p for op in OPS for p in _profile(op)], "seconds": {},
                "host_targets": {"fwd": 1.2, "fwd_bwd": 1.5},
                "host_grid": [r for op in OPS for r in _host_grid(op)],
@@ -226,7 +249,7 @@ def test_write_renders_every_file_in_every_language(tmp_path):
     expected = [f"quotes{lang}.json" for lang in LANGS]
     for stem in ("dw-error", "llama", *(f"{op}-{t}" for op in OPS for t in ("targets", "small", "profile", "sweep",
                                                                              "dtypes", "host", "host-steps", "host-trace",
-                                                                             "designs"))):
+                                                                             "designs", "between"))):
         expected += [f"{stem}{lang}.md" for lang in LANGS]
     expected += [f"{op}-sweep-gpu{lang}.svg" for op in OPS for lang in LANGS]
     assert names == sorted(expected)
@@ -317,6 +340,31 @@ def test_sweep_and_dtype_tables(tmp_path):
     assert ("| 32768×4096 | float16 | `F.layer_norm` | 70 (67–73) | 60 (58–62) |\n"
             "| 16384×4096 | float32 | `layer_norm_fast` | 90 (87–93) | 80 (77–83) |") in dtypes
     assert "Liger" not in dtypes
+
+
+def test_between_table_and_quotes(tmp_path):
+    report.write(synthetic_measurements(), tmp_path)
+    table = _read(tmp_path / "layernorm-between.md")
+    # providers not installed (Liger) have no column; a refused width is a dash; 4097 * 2 B = 8194 B
+    # rows start on 2 bytes, 4104 * 2 on 16
+    assert "| N | rows start on | `layer_norm_fast` | `F.layer_norm` | `QuACK` |" in table
+    assert "| 4097 | 2 B | 50 / 40 | 20.0 / 28.0 | — |" in table
+    assert "| 4104 | 16 B | 93 / 87 | 60 / 45 | 95 / 95 |" in table
+    q = json.loads(_read(tmp_path / "quotes.json"))
+    assert q["ln_between_align_n4097"] == "2" and q["ln_between_fast_fwdbwd_pct_n4097"] == "40%"
+    # 4097 (40) lies under 4096 (88) and 4352 (86); 4104 (87) does not lie under 4096's range
+    assert q["ln_between_below_sentence"] == ("Forward+backward falls below both neighbouring entries, "
+                                              "by ranges that do not overlap, at N = 4097.")
+    # QuACK is faster forward+backward at 4104 (95 against 87: ranges of ±3 % apart)
+    assert q["ln_between_behind_sentence"].endswith("at N = 4104.")
+    for lang in LANGS[1:]:
+        assert "4097" in json.loads(_read(tmp_path / f"quotes{lang}.json"))["ln_between_below_sentence"]
+
+
+@pytest.mark.parametrize("n, element_size, aligned", [(4096, 2, 16), (4097, 2, 2), (4098, 2, 4), (4100, 2, 8),
+                                                      (4104, 2, 16), (4097, 4, 4), (4098, 4, 8)])
+def test_row_alignment(n, element_size, aligned):
+    assert report.row_alignment(n, element_size) == aligned
 
 
 def test_quotes_are_strings_the_pages_can_quote(tmp_path):
