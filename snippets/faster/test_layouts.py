@@ -6,6 +6,7 @@ small tile's layout and convert it through shared memory at every step (notes/fa
 The compilation runs in a child process: the tests' own process may be using the interpreter,
 whose kernels cannot be compiled."""
 
+import json
 import os
 import re
 import subprocess
@@ -67,5 +68,48 @@ def test_two_tiles_keep_their_own_layouts(op):
     assert len(wide) == 2, f"the 8192-column tile is read {len(wide)} times a step, not 2"
 
 
+ROW_FORWARDS = {"layernorm": ("layernorm.fast", "ln_fast_fwd_kernel",
+                              {"X": "*bf16", "Y": "*bf16", "W": "*bf16", "B": "*bf16", "Stats": "*fp32"},
+                              {"HAS_W": True, "HAS_B": True}),
+                "rmsnorm": ("rmsnorm.fast", "rms_fast_fwd_kernel",
+                            {"X": "*bf16", "Y": "*bf16", "W": "*bf16", "Rstd": "*fp32"}, {"HAS_W": True})}
+
+
+def row_forward_accesses(op, n, num_warps=4):
+    """The global loads and stores (PTX) of an op's row forward for bf16 rows of width n, one row a
+    program, every pointer 16-byte aligned (as Triton specializes a fresh tensor's)."""
+    import importlib
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    module, name, pointers, flags = ROW_FORWARDS[op]
+    signature = {**pointers, "M": "i32", "eps": "fp32"}
+    constants = dict(N=n, STRIDE=n, BLOCK_N=triton.next_power_of_2(n), ROWS=1, **flags)
+    signature.update({c: "constexpr" for c in constants})
+    aligned = {(i,): [["tt.divisibility", 16]] for i in range(len(pointers))}
+    kernel = getattr(importlib.import_module(module), name)
+    ptx = triton.compile(ASTSource(kernel, signature, constants, aligned),
+                         target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps}).asm["ptx"]
+    return sorted(set(re.findall(r"(?:ld|st)\.global[.\w]*", ptx)))
+
+
+@pytest.mark.parametrize("op", sorted(ROW_FORWARDS))
+def test_rows_that_do_not_start_on_16_bytes_narrow_every_access(op):
+    """Row r starts at element r * N: Triton proves 16-byte alignment of every row only when N * 2
+    bytes is a multiple of 16, and otherwise narrows each access (Going faster: between the table's
+    entries). 4104 * 2 = 8208 bytes: 16-byte accesses; 4097 * 2 = 8194: one element at a time."""
+    child = subprocess.run([sys.executable, "-m", "faster.test_layouts", "accesses", op, "4097", "4104"],
+                           capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "0"}, timeout=300)
+    assert child.returncode == 0, child.stderr[-2000:]
+    accesses = json.loads(child.stdout)
+    assert "ld.global.v4.b32" in accesses["4104"] and "st.global.v4.b32" in accesses["4104"]
+    assert set(accesses["4097"]) == {"ld.global.b16", "st.global.b16", "st.global.b32"}  # b32: the fp32 stats
+
+
 if __name__ == "__main__":
-    print(row_loop(staged_ttgir(sys.argv[1], 9216, 8192, 1024, 16)))
+    if sys.argv[1] == "accesses":
+        print(json.dumps({n: row_forward_accesses(sys.argv[2], int(n)) for n in sys.argv[3:]}))
+    else:
+        print(row_loop(staged_ttgir(sys.argv[1], 9216, 8192, 1024, 16)))
