@@ -73,20 +73,30 @@ ROW_FORWARDS = {"layernorm": ("layernorm.fast", "ln_fast_fwd_kernel",
                               {"HAS_W": True, "HAS_B": True}),
                 "rmsnorm": ("rmsnorm.fast", "rms_fast_fwd_kernel",
                             {"X": "*bf16", "Y": "*bf16", "W": "*bf16", "Rstd": "*fp32"}, {"HAS_W": True})}
+ALIGNED_FORWARDS = {"layernorm": ("layernorm.fast", "ln_fast_fwd_aligned_kernel",
+                                  {"X": "*bf16", "Y": "*bf16", "W_AT": "*bf16", "B_AT": "*bf16", "W": "*bf16",
+                                   "B": "*bf16", "Stats": "*fp32"}, {"HAS_W": True, "HAS_B": True}),
+                    "rmsnorm": ("rmsnorm.fast", "rms_fast_fwd_aligned_kernel",
+                                {"X": "*bf16", "Y": "*bf16", "W_AT": "*bf16", "W": "*bf16", "Rstd": "*fp32"},
+                                {"HAS_W": True})}
 
 
-def row_forward_accesses(op, n, num_warps=4):
-    """The global loads and stores (PTX) of an op's row forward for bf16 rows of width n, one row a
-    program, every pointer 16-byte aligned (as Triton specializes a fresh tensor's)."""
+def forward_accesses(op, n, design="row", num_warps=4):
+    """The global loads and stores (PTX) of an op's row forward (or with design="aligned", its
+    forward from aligned windows) for bf16 rows of width n, one row a program, every pointer
+    16-byte aligned (as Triton specializes a fresh tensor's)."""
     import importlib
 
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    module, name, pointers, flags = ROW_FORWARDS[op]
+    module, name, pointers, flags = (ROW_FORWARDS if design == "row" else ALIGNED_FORWARDS)[op]
     signature = {**pointers, "M": "i32", "eps": "fp32"}
-    constants = dict(N=n, STRIDE=n, BLOCK_N=triton.next_power_of_2(n), ROWS=1, **flags)
+    if design == "row":
+        constants = dict(N=n, STRIDE=n, BLOCK_N=triton.next_power_of_2(n), ROWS=1, **flags)
+    else:
+        constants = dict(N=n, LANES=triton.next_power_of_2(n + 7), V=8, ROWS=1, **flags)
     signature.update({c: "constexpr" for c in constants})
     aligned = {(i,): [["tt.divisibility", 16]] for i in range(len(pointers))}
     kernel = getattr(importlib.import_module(module), name)
@@ -100,16 +110,28 @@ def test_rows_that_do_not_start_on_16_bytes_narrow_every_access(op):
     """Row r starts at element r * N: Triton proves 16-byte alignment of every row only when N * 2
     bytes is a multiple of 16, and otherwise narrows each access (Going faster: between the table's
     entries). 4104 * 2 = 8208 bytes: 16-byte accesses; 4097 * 2 = 8194: one element at a time."""
-    child = subprocess.run([sys.executable, "-m", "faster.test_layouts", "accesses", op, "4097", "4104"],
-                           capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "0"}, timeout=300)
-    assert child.returncode == 0, child.stderr[-2000:]
-    accesses = json.loads(child.stdout)
+    accesses = _accesses(op, "row", 4097, 4104)
     assert "ld.global.v4.b32" in accesses["4104"] and "st.global.v4.b32" in accesses["4104"]
     assert set(accesses["4097"]) == {"ld.global.b16", "st.global.b16", "st.global.b32"}  # b32: the fp32 stats
 
 
+@pytest.mark.parametrize("op", sorted(ALIGNED_FORWARDS))
+def test_aligned_windows_read_and_write_16_bytes_at_a_time(op):
+    """The same rows read from aligned windows (normkit.aligned): the body in 16-byte accesses,
+    the edges one element at a time."""
+    accesses = _accesses(op, "aligned", 4097)["4097"]
+    assert {"ld.global.v4.b32", "st.global.v4.b32", "ld.global.b16", "st.global.b16"} <= set(accesses)
+
+
+def _accesses(op, design, *widths):
+    child = subprocess.run([sys.executable, "-m", "faster.test_layouts", "accesses", op, design, *map(str, widths)],
+                           capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "0"}, timeout=300)
+    assert child.returncode == 0, child.stderr[-2000:]
+    return json.loads(child.stdout)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "accesses":
-        print(json.dumps({n: row_forward_accesses(sys.argv[2], int(n)) for n in sys.argv[3:]}))
+        print(json.dumps({n: forward_accesses(sys.argv[2], int(n), sys.argv[3]) for n in sys.argv[4:]}))
     else:
         print(row_loop(staged_ttgir(sys.argv[1], 9216, 8192, 1024, 16)))

@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Optional
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
-from normkit import dropin
+from normkit import aligned, dropin
+from normkit.aligned import body_of, edges_of, row_window
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
@@ -87,6 +88,39 @@ def rms_fast_fwd_kernel(
     tl.store(Y + rows64 * N + cols[None, :], y.to(Y.dtype.element_ty), mask=mask)
     tl.store(Rstd + rows, rstd, mask=row_ok)
 # --8<-- [end:fast_forward_kernel]
+
+
+# --8<-- [start:fast_forward_aligned_kernel]
+@triton.jit(do_not_specialize=["M"])
+def rms_fast_fwd_aligned_kernel(
+    X, Y,          # (M, N) contiguous input and output, rows off 16 bytes
+    W_AT,          # (V, LANES): row s, the weight for a row s lanes in
+    W,             # (N,) weight, read at the edges
+    Rstd, M, eps,
+    N: tl.constexpr,
+    LANES: tl.constexpr,   # a row's window (normkit.aligned): N + V - 1 lanes or more
+    V: tl.constexpr,       # elements in 16 bytes
+    ROWS: tl.constexpr,
+    HAS_W: tl.constexpr,
+):
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    row_ok = rows < M
+    base, s = row_window(rows, N, V)
+    lanes, body = body_of(s, row_ok, LANES, N, V)
+    cols_e, edge = edges_of(s, row_ok, N, V)
+    x = tl.load(X + base + lanes, mask=body, other=0.0).to(tl.float32)
+    x_e = tl.load(X + base + s + cols_e, mask=edge, other=0.0).to(tl.float32)
+
+    rstd = tl.rsqrt((tl.sum(x * x, axis=1) + tl.sum(x_e * x_e, axis=1)) / N + eps)
+    y = x * rstd[:, None]
+    y_e = x_e * rstd[:, None]
+    if HAS_W:
+        y *= tl.load(W_AT + s * LANES + lanes, mask=body, other=0.0).to(tl.float32)
+        y_e *= tl.load(W + cols_e, mask=edge, other=0.0).to(tl.float32)
+    tl.store(Y + base + lanes, y.to(Y.dtype.element_ty), mask=body)
+    tl.store(Y + base + s + cols_e, y_e.to(Y.dtype.element_ty), mask=edge)
+    tl.store(Rstd + rows, rstd, mask=row_ok)
+# --8<-- [end:fast_forward_aligned_kernel]
 
 
 # --8<-- [start:fast_forward_chunked_kernel]
@@ -482,12 +516,14 @@ WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16
 
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
-    """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps)
-    for the forward."""
+    """("row", BLOCK_N, ROWS, num_warps), ("chunked", CHUNK, ROWS, num_warps) or, for
+    rows that do not start on 16 bytes, ("aligned", LANES, ROWS, num_warps) for the
+    forward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("forward", n_cols, element_size)
     if entry is not None:
-        return ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
+        config = ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
+        return aligned.window_config(config, n_cols, element_size, MAX_N)
     if n_cols > MAX_N:
         return WIDE["forward"]
     # no table yet: the whole row in registers, at least 2048 elements per program
@@ -539,6 +575,7 @@ def check_inputs(x, normalized_shape, weight, eps):
 # kernel[grid](...) binds and specializes every argument on every call; these launch the
 # compiled kernel directly once it exists (normkit/direct_launch.py)
 fwd_row = DirectLauncher(rms_fast_fwd_kernel)
+fwd_aligned = DirectLauncher(rms_fast_fwd_aligned_kernel)
 fwd_chunked = DirectLauncher(rms_fast_fwd_chunked_kernel)
 bwd_row = DirectLauncher(rms_fast_bwd_kernel)
 bwd_staged = DirectLauncher(rms_fast_bwd_staged_kernel)
@@ -566,11 +603,21 @@ def forward_rows(x2d, weight, eps, config=None, shape=None):
     if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
         return y, rstd
     config = config or forward_config(N, x2d.element_size())
-    kind, _, rows, num_warps = config
-    launch = fwd_row if kind == "row" else fwd_chunked
+    if config[0] == "aligned" and not aligned.readable(x2d):
+        config = aligned.unaligned(config, N)
+    kind, block, rows, num_warps = config
     # an absent weight: any pointer stands in, the kernel never reads it
+    w = x2d if weight is None else weight
+    if kind == "aligned":
+        v = aligned.vector(x2d.element_size())
+        w_at = aligned.shifted_params(weight, block, v)
+        fwd_aligned[(triton.cdiv(M, rows),)](
+            x2d, y, x2d if w_at is None else w_at, w, rstd, M, eps, N=N, LANES=block,
+            V=v, ROWS=rows, HAS_W=weight is not None, num_warps=num_warps)
+        return y, rstd
+    launch = fwd_row if kind == "row" else fwd_chunked
     launch[(triton.cdiv(M, rows),)](
-        x2d, y, x2d if weight is None else weight, rstd, M, eps,
+        x2d, y, w, rstd, M, eps,
         N=N, STRIDE=dropin.row_stride(x2d), **forward_blocks(config, N), ROWS=rows,
         HAS_W=weight is not None, num_warps=num_warps)
     return y, rstd

@@ -1,0 +1,115 @@
+"""Rows that do not start on 16 bytes, read 16 bytes at a time (both chapters' fast forwards).
+
+Row r of an (M, N) tensor starts at element r * N. Unless N * element size is a multiple of 16,
+Triton cannot prove any row's start aligned and narrows every access to what it can prove (two
+bytes at odd bf16 widths: notes/fast-kernels.md, seventh session). Read instead from the aligned
+address at or below the row's start: with V elements to 16 bytes, the row starts s = r * N % V
+lanes into its window, the window's groups of V lanes that lie wholly inside the row are its body
+(one mask value per group: 16-byte loads and stores), and the at most 2 (V - 1) columns in the
+partial groups at either end are its edges, a small tensor of their own. The weight in the body's
+frame moves with s: it is read from a table of the weight shifted by each s (shifted_params),
+built once a call, so that its loads are 16 bytes too.
+"""
+
+import triton
+import triton.language as tl
+
+from normkit.direct_launch import DirectLauncher
+
+VECTOR_BYTES = 16  # the widest load a thread issues
+
+
+def misaligned(n_cols, element_size):
+    """Whether rows of n_cols elements start off 16 bytes (all but the first, at least)."""
+    return n_cols * element_size % VECTOR_BYTES != 0
+
+
+def vector(element_size):
+    """Elements in VECTOR_BYTES: V."""
+    return VECTOR_BYTES // element_size
+
+
+def window(n_cols, element_size):
+    """Lanes of a row's window: the row starts up to V - 1 lanes in."""
+    return triton.next_power_of_2(n_cols + vector(element_size) - 1)
+
+
+def window_config(config, n_cols, element_size, max_lanes):
+    """A forward's table configuration for rows of n_cols: ("aligned", LANES, ROWS, num_warps)
+    where rows start off 16 bytes and their window fits max_lanes, with the entry's rows (one
+    for a chunked entry) and warps, at least one warp per 1024 lanes; else the configuration
+    as it is. The warps are a rule, not tuned: the tables are tuned at aligned widths."""
+    lanes = window(n_cols, element_size)
+    if not misaligned(n_cols, element_size) or lanes > max_lanes:
+        return config
+    rows = config[2] if config[0] == "row" else 1
+    return "aligned", lanes, rows, min(16, max(config[3], lanes // 1024))
+
+
+def readable(x2d):
+    """Whether the aligned kernels can read x2d: rows one after the other (so that the output's
+    rows start where the input's do) from a 16-byte-aligned first row."""
+    return x2d.stride(0) == x2d.shape[1] and x2d.data_ptr() % VECTOR_BYTES == 0
+
+
+def unaligned(config, n_cols):
+    """The row design with an aligned configuration's rows and warps: for an input readable()
+    refuses."""
+    return "row", triton.next_power_of_2(n_cols), config[2], config[3]
+
+
+# --8<-- [start:aligned_rows]
+@triton.jit
+def row_window(rows, N: tl.constexpr, V: tl.constexpr):
+    """Where the window of each of `rows` starts (aligned, as a (ROWS, 1) column),
+    and how far into it the row starts (the same shape)."""
+    start = rows.to(tl.int64) * N  # int64: M * N may pass 2**31
+    s = start % V
+    return tl.multiple_of(start - s, V)[:, None], s[:, None]
+
+
+@triton.jit
+def body_of(s, row_ok, LANES: tl.constexpr, N: tl.constexpr, V: tl.constexpr):
+    """The window's lanes (a (1, LANES) row) and which lie in groups of V wholly
+    inside the row (one mask value per group: the accesses stay 16 bytes wide)."""
+    lanes = tl.arange(0, LANES)[None, :]
+    group = (lanes // V) * V
+    return lanes, (group >= s) & (group + V <= s + N) & row_ok[:, None]
+
+
+@triton.jit
+def edges_of(s, row_ok, N: tl.constexpr, V: tl.constexpr):
+    """The columns in the partial groups at the row's ends, (ROWS, 2V): the first V
+    lanes for the head, the rest for the tail, and which of them are in the row."""
+    e = tl.arange(0, 2 * V)[None, :]
+    head = tl.minimum((V - s) % V, N)  # [0, head) share a group with the row before
+    tail = tl.maximum(((s + N) // V) * V - s, head)  # [tail, N): with the row after
+    cols = tl.where(e < V, e, tail + e - V)
+    return cols, tl.where(e < V, e < head, cols < N) & row_ok[:, None]
+# --8<-- [end:aligned_rows]
+
+
+@triton.jit
+def shift_kernel(P, OUT, N: tl.constexpr, LANES: tl.constexpr, BLOCK: tl.constexpr):
+    """OUT[k, l] = P[l - k] where 0 <= l - k < N, else 0: row k is P in the frame of a row
+    that starts k lanes into its window."""
+    k = tl.program_id(0)
+    lanes = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    cols = lanes - k
+    p = tl.load(P + cols, mask=(cols >= 0) & (cols < N), other=0.0)
+    tl.store(OUT + k * LANES + lanes, p, mask=lanes < LANES)
+
+
+shift = DirectLauncher(shift_kernel)
+
+
+def shifted_params(param, lanes, v):
+    """(V, lanes) copies of a (N,) parameter, row k shifted k lanes in (shift_kernel); None for
+    None."""
+    if param is None:
+        return None
+    out = param.new_empty((v, lanes))
+    block = min(lanes, 4096)
+    shift[(v, triton.cdiv(lanes, block))](param, out, N=param.numel(), LANES=lanes, BLOCK=block,
+                                          num_warps=4)
+    return out

@@ -1,0 +1,38 @@
+"""Which rows the forwards read from aligned windows, and with what (normkit/aligned.py). The
+windows themselves are tested through the kernels: layernorm/ and rmsnorm/test_fast.py (values),
+faster/test_layouts.py (16-byte accesses, compiled for sm_90)."""
+
+import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
+
+import pytest
+import torch
+
+from normkit import aligned
+
+
+@pytest.mark.parametrize("n, element_size, off", [(4096, 2, False), (4104, 2, False), (4097, 2, True),
+                                                  (4100, 2, True), (4100, 4, False), (4098, 4, True)])
+def test_rows_off_16_bytes(n, element_size, off):
+    assert aligned.misaligned(n, element_size) == off
+
+
+def test_a_window_holds_the_row_from_any_offset():
+    # a row starts up to V - 1 lanes into its window: 4097 bf16 columns need 4104 lanes
+    assert aligned.window(4097, 2) == 8192 and aligned.window(8185, 2) == 8192
+    assert aligned.window(8186, 2) == 16384 and aligned.window(8189, 4) == 8192 and aligned.window(8190, 4) == 16384
+
+
+def test_window_config_keeps_the_entry_where_it_can():
+    row, chunked = ("row", 8192, 2, 4), ("chunked", 1024, 1, 8, 1)
+    assert aligned.window_config(row, 4104, 2, 16384) == row  # rows on 16 bytes: as it is
+    assert aligned.window_config(row, 4097, 2, 16384) == ("aligned", 8192, 2, 8)  # a warp per 1024 lanes
+    assert aligned.window_config(chunked, 8449, 2, 16384) == ("aligned", 16384, 1, 16)
+    assert aligned.window_config(chunked, 16383, 2, 16384) == chunked  # its window would be 32768 lanes
+    assert aligned.unaligned(("aligned", 8192, 2, 8), 4097) == ("row", 8192, 2, 8)
+
+
+def test_readable_inputs():
+    x = torch.empty(64, 257)
+    assert aligned.readable(x)
+    assert not aligned.readable(torch.empty(64 * 257 + 1)[1:].view(64, 257))  # the first row off 16 bytes
+    assert not aligned.readable(torch.empty(64, 260)[:, :257])  # rows 260 apart: the output's are 257
