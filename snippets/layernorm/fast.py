@@ -668,7 +668,7 @@ WIDE = {"forward": ("chunked", 4096, 1, 16, 0), "backward": ("chunked", 4096, 1,
 def forward_config(n_cols, element_size):
     """("row", BLOCK_N, ROWS, num_warps), ("chunked", CHUNK, ROWS, num_warps,
     TAIL_TILE) or, for rows that do not start on 16 bytes, ("aligned", LANES, ROWS,
-    num_warps) for the forward."""
+    num_warps, the table's configuration) for the forward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("forward", n_cols, element_size)
     if entry is not None:
@@ -765,9 +765,8 @@ def forward_rows(x2d, weight, bias, eps, config=None, shape=None):
     stats = torch.empty((2, M), dtype=torch.float32, device=x2d.device)
     if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
         return y, stats
-    config = config or forward_config(N, x2d.element_size())
-    if config[0] == "aligned" and not aligned.readable(x2d):
-        config = aligned.unaligned(config, N)
+    config = aligned.chosen(config or forward_config(N, x2d.element_size()), x2d,
+                            default=config is None)
     kind, block, rows, num_warps = config[:4]
     # an absent parameter: any pointer stands in, the kernel never reads it
     w, b = x2d if weight is None else weight, x2d if bias is None else bias

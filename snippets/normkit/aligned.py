@@ -34,16 +34,22 @@ def window(n_cols, element_size):
     return triton.next_power_of_2(n_cols + vector(element_size) - 1)
 
 
+# Below this many bytes a call is launch-bound and the weight table's launch costs more than the
+# narrow accesses save: a rule (the launch is a few µs; these bytes take about 2 µs at 4 TB/s)
+WINDOW_MIN_BYTES = 2**23
+
+
 def window_config(config, n_cols, element_size, max_lanes):
-    """A forward's table configuration for rows of n_cols: ("aligned", LANES, ROWS, num_warps)
-    where rows start off 16 bytes and their window fits max_lanes, with the entry's rows (one
-    for a chunked entry) and warps, at least one warp per 1024 lanes; else the configuration
-    as it is. The warps are a rule, not tuned: the tables are tuned at aligned widths."""
+    """A forward's table configuration for rows of n_cols: ("aligned", LANES, ROWS, num_warps,
+    the configuration itself) where rows start off 16 bytes and their window fits max_lanes,
+    with the entry's rows (one for a chunked entry) and warps, at least one warp per 1024
+    lanes; else the configuration as it is. The warps are a rule, not tuned: the tables are
+    tuned at aligned widths."""
     lanes = window(n_cols, element_size)
     if not misaligned(n_cols, element_size) or lanes > max_lanes:
         return config
     rows = config[2] if config[0] == "row" else 1
-    return "aligned", lanes, rows, min(16, max(config[3], lanes // 1024))
+    return "aligned", lanes, rows, min(16, max(config[3], lanes // 1024)), config
 
 
 def readable(x2d):
@@ -52,10 +58,14 @@ def readable(x2d):
     return x2d.stride(0) == x2d.shape[1] and x2d.data_ptr() % VECTOR_BYTES == 0
 
 
-def unaligned(config, n_cols):
-    """The row design with an aligned configuration's rows and warps: for an input readable()
-    refuses."""
-    return "row", triton.next_power_of_2(n_cols), config[2], config[3]
+def chosen(config, x2d, default):
+    """The configuration a forward runs: an aligned one falls back to the table's own (its last
+    field) for an input the windows cannot read, and, when it is the default (not given by a
+    caller), for an input too small to pay for the weight table's launch."""
+    if config[0] != "aligned":
+        return config
+    small = default and x2d.numel() * x2d.element_size() < WINDOW_MIN_BYTES
+    return config[4] if small or not readable(x2d) else config
 
 
 # --8<-- [start:aligned_rows]

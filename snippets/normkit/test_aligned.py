@@ -25,10 +25,9 @@ def test_a_window_holds_the_row_from_any_offset():
 def test_window_config_keeps_the_entry_where_it_can():
     row, chunked = ("row", 8192, 2, 4), ("chunked", 1024, 1, 8, 1)
     assert aligned.window_config(row, 4104, 2, 16384) == row  # rows on 16 bytes: as it is
-    assert aligned.window_config(row, 4097, 2, 16384) == ("aligned", 8192, 2, 8)  # a warp per 1024 lanes
-    assert aligned.window_config(chunked, 8449, 2, 16384) == ("aligned", 16384, 1, 16)
+    assert aligned.window_config(row, 4097, 2, 16384) == ("aligned", 8192, 2, 8, row)  # a warp per 1024 lanes
+    assert aligned.window_config(chunked, 8449, 2, 16384) == ("aligned", 16384, 1, 16, chunked)
     assert aligned.window_config(chunked, 16383, 2, 16384) == chunked  # its window would be 32768 lanes
-    assert aligned.unaligned(("aligned", 8192, 2, 8), 4097) == ("row", 8192, 2, 8)
 
 
 def test_readable_inputs():
@@ -36,3 +35,13 @@ def test_readable_inputs():
     assert aligned.readable(x)
     assert not aligned.readable(torch.empty(64 * 257 + 1)[1:].view(64, 257))  # the first row off 16 bytes
     assert not aligned.readable(torch.empty(64, 260)[:, :257])  # rows 260 apart: the output's are 257
+
+
+def test_small_inputs_keep_the_tables_configuration_unless_given_one():
+    table = ("row", 512, 2, 4)
+    config = ("aligned", 512, 2, 4, table)
+    small, large = torch.empty(64, 257), torch.empty(aligned.WINDOW_MIN_BYTES // (257 * 4) + 1, 257)
+    assert aligned.chosen(config, small, default=True) == table  # launch-bound: no weight table
+    assert aligned.chosen(config, large, default=True) == config
+    assert aligned.chosen(config, small, default=False) == config  # a caller's (tests, tuning): as given
+    assert aligned.chosen(table, small, default=True) == table

@@ -123,7 +123,7 @@ FAST_DESIGNS = {
     "row": (lambda n: ("row", 1024, 2, 4), lambda n: ("row", 1024, 2, 4, 2, True)),
     "chunked": (lambda n: ("chunked", 256, 2, 4), lambda n: ("chunked", 256, 2, 4, 1)),
     "chunked-1-row": (lambda n: ("chunked", 128, 1, 2), lambda n: ("chunked", 512, 1, 4, 2)),
-    "aligned": (lambda n: ("aligned", 2048, 2, 4), lambda n: ("row", 1024, 2, 4, 2, True)),
+    "aligned": (lambda n: ("aligned", 2048, 2, 4, ("row", 1024, 2, 4)), lambda n: ("row", 1024, 2, 4, 2, True)),
     # the forward as "row" (the chunked forward's Welford merge is slow under the interpreter)
     "staged": (lambda n: ("row", 1024, 2, 4), _staged(2, 1, 1)),
     "staged-tiles": (lambda n: ("row", 1024, 2, 4), _staged(1, 1, 2)),

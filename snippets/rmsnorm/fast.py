@@ -517,8 +517,8 @@ WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
     """("row", BLOCK_N, ROWS, num_warps), ("chunked", CHUNK, ROWS, num_warps) or, for
-    rows that do not start on 16 bytes, ("aligned", LANES, ROWS, num_warps) for the
-    forward."""
+    rows that do not start on 16 bytes, ("aligned", LANES, ROWS, num_warps, the table's
+    configuration) for the forward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("forward", n_cols, element_size)
     if entry is not None:
@@ -602,10 +602,9 @@ def forward_rows(x2d, weight, eps, config=None, shape=None):
     rstd = torch.empty(M, dtype=torch.float32, device=x2d.device)
     if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
         return y, rstd
-    config = config or forward_config(N, x2d.element_size())
-    if config[0] == "aligned" and not aligned.readable(x2d):
-        config = aligned.unaligned(config, N)
-    kind, block, rows, num_warps = config
+    config = aligned.chosen(config or forward_config(N, x2d.element_size()), x2d,
+                            default=config is None)
+    kind, block, rows, num_warps = config[:4]
     # an absent weight: any pointer stands in, the kernel never reads it
     w = x2d if weight is None else weight
     if kind == "aligned":
