@@ -38,7 +38,7 @@ from pathlib import Path
 
 import matplotlib
 
-from normkit import claims
+from normkit import aligned, claims
 from normkit.bench import figure
 from normkit.tables import write_localized
 from normkit.words import ENGLISH, LANGUAGES, Words
@@ -722,7 +722,8 @@ def quotes(measurements, t=ENGLISH):
          "sweep_target_fwdbwd": t.percent(res["sweep_targets_pct"]["fwd_bwd"], ".0f"),
          "sweep_target_fwdbwd_wide": t.percent(res["sweep_targets_pct"]["fwd_bwd_wide"], ".0f"),
          "sweep_wide_above": str(res["sweep_targets_pct"]["wide_above"]),
-         "l2_mb": t.number(res["l2_bytes"] / 1e6, ".0f")}
+         "l2_mb": t.number(res["l2_bytes"] / 1e6, ".0f"),
+         "window_min_mib": t.number(aligned.WINDOW_MIN_BYTES / 2**20, ".0f")}
     for key, value in protocol.items():
         q[f"timing_{key}"] = str(value)
 
