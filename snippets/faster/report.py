@@ -530,13 +530,6 @@ def dtypes_md(res, op, copy, t):
     return "\n".join(out) + "\n"
 
 
-def row_alignment(n, element_size):
-    """The bytes a row of N elements starts on, at most 16 (the widest load): rows start at row * N
-    elements, so a row's start is aligned to the largest power of two that divides N * element size."""
-    n_bytes = n * element_size
-    return min(16, n_bytes & -n_bytes)
-
-
 def _between(res, op, copy):
     """{N: {provider: {"fwd": % figure, "fwd_bwd": % figure}}} of the widths between the tables'
     entries, and the providers that measured there (the providers of the run that refused a width
@@ -559,7 +552,7 @@ def between_md(res, op, copy, t):
     for n, by in at.items():
         cells = [f"{claims.text(by[name]['fwd'], 'gpu', t)} / {claims.text(by[name]['fwd_bwd'], 'gpu', t)}"
                  if name in by else "—" for name in names]
-        out.append(f"| {n} | {row_alignment(n, elt)} B | " + " | ".join(cells) + " |")
+        out.append(f"| {n} | {aligned.row_alignment(n, elt)} B | " + " | ".join(cells) + " |")
     out += ["", t("between_note"), "", claims.protocol_text(res["protocol"], t)]
     return "\n".join(out) + "\n"
 
@@ -571,7 +564,7 @@ def _between_quotes(res, op, p, copy, t, q):
     at, names = _between(res, op, copy)
     elt = ELEMENT_SIZE[res["dtype"]]
     for n, by in at.items():
-        q[f"{p}_between_align_n{n}"] = str(row_alignment(n, elt))
+        q[f"{p}_between_align_n{n}"] = str(aligned.row_alignment(n, elt))
         for name, figs in by.items():
             for key, _ in MODES:
                 q[f"{p}_between_{name}_{_short(key)}_pct_n{n}"] = _pct(figs[key], t)
@@ -584,11 +577,8 @@ def _between_quotes(res, op, p, copy, t, q):
         if any(claims.compare(other["fwd_bwd"], figs["fwd_bwd"], "gpu") == "higher"
                for name, other in at[n].items() if name != "fast"):
             behind.append(n)
-    for key, widths in (("below", below), ("behind", behind)):
-        label = "between_below" if key == "below" else "sweep_behind"
-        q[f"{p}_between_{key}_sentence"] = (
-            t(f"{label}_some").format(count=len(widths), widths=t.join(map(str, widths))) if widths
-            else t(f"{label}_none"))
+    q[f"{p}_between_below_sentence"] = widths_sentence("between_below", below, t)
+    q[f"{p}_between_behind_sentence"] = widths_sentence("sweep_behind", behind, t)
 
 
 def _counts(figs_and_targets):

@@ -361,12 +361,6 @@ def test_between_table_and_quotes(tmp_path):
         assert "4097" in json.loads(_read(tmp_path / f"quotes{lang}.json"))["ln_between_below_sentence"]
 
 
-@pytest.mark.parametrize("n, element_size, aligned", [(4096, 2, 16), (4097, 2, 2), (4098, 2, 4), (4100, 2, 8),
-                                                      (4104, 2, 16), (4097, 4, 4), (4098, 4, 8)])
-def test_row_alignment(n, element_size, aligned):
-    assert report.row_alignment(n, element_size) == aligned
-
-
 def test_quotes_are_strings_the_pages_can_quote(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     q = json.loads(_read(tmp_path / "quotes.json"))

@@ -233,10 +233,9 @@ def at_width(op, kind, config, n):
     entry of the next multiple of the table's step serves the widths below it). Where a
     program's share of N is a power of two, one tile and two are the same candidate and the
     entry says one (table_entry_of)."""
-    entry = table_entry_of(config)
-    if kind == "bwd":
-        return tuple(fast_module(op).backward_entry_config(entry, n))
-    return ("row", triton.next_power_of_2(n), *entry[1:]) if entry[0] == "row" else tuple(entry)
+    fast = fast_module(op)
+    entry_config = fast.forward_entry_config if kind == "fwd" else fast.backward_entry_config
+    return tuple(entry_config(table_entry_of(config), n))
 
 
 def _compile_task(task):

@@ -19,9 +19,16 @@ from normkit.direct_launch import DirectLauncher
 VECTOR_BYTES = 16  # the widest load a thread issues
 
 
+def row_alignment(n_cols, element_size):
+    """The bytes every row of n_cols elements starts on, at most VECTOR_BYTES: rows start at
+    row * n_cols elements, so at the largest power of two that divides a row's bytes."""
+    n_bytes = n_cols * element_size
+    return min(VECTOR_BYTES, n_bytes & -n_bytes)
+
+
 def misaligned(n_cols, element_size):
     """Whether rows of n_cols elements start off 16 bytes (all but the first, at least)."""
-    return n_cols * element_size % VECTOR_BYTES != 0
+    return row_alignment(n_cols, element_size) < VECTOR_BYTES
 
 
 def vector(element_size):

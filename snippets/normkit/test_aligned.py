@@ -16,6 +16,12 @@ def test_rows_off_16_bytes(n, element_size, off):
     assert aligned.misaligned(n, element_size) == off
 
 
+@pytest.mark.parametrize("n, element_size, start", [(4096, 2, 16), (4097, 2, 2), (4098, 2, 4), (4100, 2, 8),
+                                                   (4104, 2, 16), (4097, 4, 4), (4098, 4, 8)])
+def test_row_alignment(n, element_size, start):
+    assert aligned.row_alignment(n, element_size) == start
+
+
 def test_a_window_holds_the_row_from_any_offset():
     # a row starts up to V - 1 lanes into its window: 4097 bf16 columns need 4104 lanes
     assert aligned.window(4097, 2) == 8192 and aligned.window(8185, 2) == 8192

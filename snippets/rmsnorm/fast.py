@@ -514,6 +514,13 @@ def table_entry(kind, n_cols, element_size):
 WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16, 1)}
 
 
+def forward_entry_config(entry, n_cols):
+    """A forward table entry as a configuration, with what follows from N filled in."""
+    if entry[0] == "row":
+        return ("row", triton.next_power_of_2(n_cols), *entry[1:])
+    return tuple(entry)
+
+
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
     """("row", BLOCK_N, ROWS, num_warps), ("chunked", CHUNK, ROWS, num_warps) or, for
@@ -522,8 +529,8 @@ def forward_config(n_cols, element_size):
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("forward", n_cols, element_size)
     if entry is not None:
-        config = ("row", block_n, *entry[1:]) if entry[0] == "row" else tuple(entry)
-        return aligned.window_config(config, n_cols, element_size, MAX_N)
+        return aligned.window_config(forward_entry_config(entry, n_cols), n_cols,
+                                     element_size, MAX_N)
     if n_cols > MAX_N:
         return WIDE["forward"]
     # no table yet: the whole row in registers, at least 2048 elements per program
