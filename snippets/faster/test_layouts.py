@@ -73,10 +73,7 @@ ROW_FORWARDS = {"layernorm": ("layernorm.fast", "ln_fast_fwd_kernel",
                               {"HAS_W": True, "HAS_B": True}),
                 "rmsnorm": ("rmsnorm.fast", "rms_fast_fwd_kernel",
                             {"X": "*bf16", "Y": "*bf16", "W": "*bf16", "Rstd": "*fp32"}, {"HAS_W": True})}
-ALIGNED_FORWARDS = {"layernorm": ("layernorm.fast", "ln_fast_fwd_aligned_kernel",
-                                  {"X": "*bf16", "Y": "*bf16", "W_AT": "*bf16", "B_AT": "*bf16", "W": "*bf16",
-                                   "B": "*bf16", "Stats": "*fp32"}, {"HAS_W": True, "HAS_B": True}),
-                    "rmsnorm": ("rmsnorm.fast", "rms_fast_fwd_aligned_kernel",
+ALIGNED_FORWARDS = {"rmsnorm": ("rmsnorm.fast", "rms_fast_fwd_aligned_kernel",
                                 {"X": "*bf16", "Y": "*bf16", "W_AT": "*bf16", "W": "*bf16", "Rstd": "*fp32"},
                                 {"HAS_W": True})}
 

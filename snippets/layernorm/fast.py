@@ -43,7 +43,6 @@ from typing import Optional
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
 from normkit import aligned, dropin
-from normkit.aligned import body_of, edges_of, row_window
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
@@ -102,48 +101,6 @@ def ln_fast_fwd_kernel(
     tl.store(Stats + rows, mean, mask=row_ok)
     tl.store(Stats + M + rows, rstd, mask=row_ok)
 # --8<-- [end:fast_forward_kernel]
-
-
-# --8<-- [start:fast_forward_aligned_kernel]
-@triton.jit(do_not_specialize=["M"])
-def ln_fast_fwd_aligned_kernel(
-    X, Y,          # (M, N) contiguous input and output, rows off 16 bytes
-    W_AT, B_AT,    # (V, LANES): row s, weight and bias for a row s lanes in
-    W, B,          # (N,) weight and bias, read at the edges
-    Stats, M, eps,
-    N: tl.constexpr,
-    LANES: tl.constexpr,   # a row's window (normkit.aligned): N + V - 1 lanes or more
-    V: tl.constexpr,       # elements in 16 bytes
-    ROWS: tl.constexpr,
-    HAS_W: tl.constexpr, HAS_B: tl.constexpr,
-):
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
-    row_ok = rows < M
-    base, s = row_window(rows, N, V)
-    lanes, body = body_of(s, row_ok, LANES, N, V)
-    cols_e, edge = edges_of(s, row_ok, N, V)
-    x = tl.load(X + base + lanes, mask=body, other=0.0).to(tl.float32)
-    x_e = tl.load(X + base + s + cols_e, mask=edge, other=0.0).to(tl.float32)
-
-    mean = (tl.sum(x, axis=1) + tl.sum(x_e, axis=1)) / N
-    xc = tl.where(body, x - mean[:, None], 0.0)
-    xc_e = tl.where(edge, x_e - mean[:, None], 0.0)
-    rstd = tl.rsqrt((tl.sum(xc * xc, axis=1) + tl.sum(xc_e * xc_e, axis=1)) / N + eps)
-
-    y = xc * rstd[:, None]
-    y_e = xc_e * rstd[:, None]
-    frame = s * LANES  # row s of the shifted tables: aligned like the body
-    if HAS_W:
-        y *= tl.load(W_AT + frame + lanes, mask=body, other=0.0).to(tl.float32)
-        y_e *= tl.load(W + cols_e, mask=edge, other=0.0).to(tl.float32)
-    if HAS_B:
-        y += tl.load(B_AT + frame + lanes, mask=body, other=0.0).to(tl.float32)
-        y_e += tl.load(B + cols_e, mask=edge, other=0.0).to(tl.float32)
-    tl.store(Y + base + lanes, y.to(Y.dtype.element_ty), mask=body)
-    tl.store(Y + base + s + cols_e, y_e.to(Y.dtype.element_ty), mask=edge)
-    tl.store(Stats + rows, mean, mask=row_ok)
-    tl.store(Stats + M + rows, rstd, mask=row_ok)
-# --8<-- [end:fast_forward_aligned_kernel]
 
 
 # --8<-- [start:fast_forward_chunked_kernel]
@@ -673,14 +630,12 @@ def forward_entry_config(entry, n_cols):
 
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
-    """("row", BLOCK_N, ROWS, num_warps), ("chunked", CHUNK, ROWS, num_warps,
-    TAIL_TILE) or, for rows that do not start on 16 bytes, ("aligned", LANES, ROWS,
-    num_warps, the table's configuration) for the forward."""
+    """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps,
+    TAIL_TILE) for the forward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("forward", n_cols, element_size)
     if entry is not None:
-        return aligned.window_config(forward_entry_config(entry, n_cols), n_cols,
-                                     element_size, MAX_N)
+        return forward_entry_config(entry, n_cols)
     if n_cols > MAX_N:
         return WIDE["forward"]
     # no table yet: the whole row in registers, at least 2048 elements per program
@@ -703,11 +658,13 @@ def backward_entry_config(entry, n_cols):
 def backward_config(n_cols, element_size):
     """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH),
     ("staged", TILE, ROWS, num_warps, programs_per_sm, SPLIT, STAGES, REST, EARLY) or
-    ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward."""
+    ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward; rows that
+    cp.async cannot stage take the row design (normkit.aligned.narrow_backward_config)."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("backward", n_cols, element_size)
     if entry is not None:
-        return backward_entry_config(entry, n_cols)
+        return (aligned.narrow_backward_config(n_cols, element_size)
+                or backward_entry_config(entry, n_cols))
     if n_cols > MAX_N:
         return WIDE["backward"]
     rows = max(1, 1024 // block_n)
@@ -740,7 +697,6 @@ def check_inputs(x, normalized_shape, weight, bias, eps):
 # kernel[grid](...) binds and specializes every argument on every call; these launch the
 # compiled kernel directly once it exists (normkit/direct_launch.py)
 fwd_row = DirectLauncher(ln_fast_fwd_kernel)
-fwd_aligned = DirectLauncher(ln_fast_fwd_aligned_kernel)
 fwd_chunked = DirectLauncher(ln_fast_fwd_chunked_kernel)
 bwd_row = DirectLauncher(ln_fast_bwd_kernel)
 bwd_staged = DirectLauncher(ln_fast_bwd_staged_kernel)
@@ -772,24 +728,15 @@ def forward_rows(x2d, weight, bias, eps, config=None, shape=None):
     stats = torch.empty((2, M), dtype=torch.float32, device=x2d.device)
     if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
         return y, stats
-    config = aligned.chosen(config or forward_config(N, x2d.element_size()), x2d,
-                            default=config is None)
-    kind, block, rows, num_warps = config[:4]
-    # an absent parameter: any pointer stands in, the kernel never reads it
-    w, b = x2d if weight is None else weight, x2d if bias is None else bias
-    if kind == "aligned":
-        v = aligned.vector(x2d.element_size())
-        w_at, b_at = (aligned.shifted_params(p, block, v) for p in (weight, bias))
-        fwd_aligned[(triton.cdiv(M, rows),)](
-            x2d, y, x2d if w_at is None else w_at, x2d if b_at is None else b_at, w, b,
-            stats, M, eps, N=N, LANES=block, V=v, ROWS=rows, HAS_W=weight is not None,
-            HAS_B=bias is not None, num_warps=num_warps)
-        return y, stats
+    config = config or forward_config(N, x2d.element_size())
+    kind, _, rows, num_warps = config[:4]
     launch = fwd_row if kind == "row" else fwd_chunked
+    # an absent parameter: any pointer stands in, the kernel never reads it
     launch[(triton.cdiv(M, rows),)](
-        x2d, y, w, b, stats, M, eps, N=N, STRIDE=dropin.row_stride(x2d),
-        **forward_blocks(config, N), ROWS=rows, HAS_W=weight is not None,
-        HAS_B=bias is not None, num_warps=num_warps)
+        x2d, y, x2d if weight is None else weight, x2d if bias is None else bias,
+        stats, M, eps, N=N, STRIDE=dropin.row_stride(x2d), **forward_blocks(config, N),
+        ROWS=rows, HAS_W=weight is not None, HAS_B=bias is not None,
+        num_warps=num_warps)
     return y, stats
 # --8<-- [end:fast_forward_launch]
 

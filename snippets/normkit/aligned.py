@@ -8,7 +8,11 @@ lanes into its window, the window's groups of V lanes that lie wholly inside the
 (one mask value per group: 16-byte loads and stores), and the at most 2 (V - 1) columns in the
 partial groups at either end are its edges, a small tensor of their own. The weight in the body's
 frame moves with s: it is read from a table of the weight shifted by each s (shifted_params),
-built once a call, so that its loads are 16 bytes too.
+built once a call, so that its loads are 16 bytes too. RMSNorm's fast forward reads such rows so
+(window_config says where); LayerNorm's keeps its table's designs (notes/fast-kernels.md, eighth
+session: its window kernel measured slower at most odd widths).
+
+The backward cannot stage rows that start on 2 bytes (narrow_backward_config says what it runs).
 """
 
 import triton
@@ -26,9 +30,10 @@ def row_alignment(n_cols, element_size):
     return min(VECTOR_BYTES, n_bytes & -n_bytes)
 
 
-def misaligned(n_cols, element_size):
-    """Whether rows of n_cols elements start off 16 bytes (all but the first, at least)."""
-    return row_alignment(n_cols, element_size) < VECTOR_BYTES
+def one_element_accesses(n_cols, element_size):
+    """Whether a row design's every access moves one element: rows start on the element's size
+    (odd N)."""
+    return row_alignment(n_cols, element_size) <= element_size
 
 
 def vector(element_size):
@@ -44,16 +49,22 @@ def window(n_cols, element_size):
 # Below this many bytes a call is launch-bound and the weight table's launch costs more than the
 # narrow accesses save: a rule (the launch is a few µs; these bytes take about 2 µs at 4 TB/s)
 WINDOW_MIN_BYTES = 2**23
+# Measured, not derived (notes/data/cliff-4-*.json, RMSNorm, bf16 and fp32): the window was ahead
+# of the table's design at every odd N above this many columns (by 9 to 47 points), and behind
+# at some below it (1025 bf16, 2049 and 2305 fp32), and behind wherever the table's design moves
+# two elements an access or more (N even)
+WINDOW_MIN_COLS = 4096
 
 
 def window_config(config, n_cols, element_size, max_lanes):
     """A forward's table configuration for rows of n_cols: ("aligned", LANES, ROWS, num_warps,
-    the configuration itself) where rows start off 16 bytes and their window fits max_lanes,
-    with the entry's rows (one for a chunked entry) and warps, at least one warp per 1024
-    lanes; else the configuration as it is. The warps are a rule, not tuned: the tables are
-    tuned at aligned widths."""
+    the configuration itself) where the table's design would move one element an access, the
+    row is wider than WINDOW_MIN_COLS and its window fits max_lanes, with the entry's rows (one
+    for a chunked entry) and warps, at least one warp per 1024 lanes; else the configuration as
+    it is. The warps are a rule, not tuned: the tables are tuned at aligned widths."""
     lanes = window(n_cols, element_size)
-    if not misaligned(n_cols, element_size) or lanes > max_lanes:
+    if (not one_element_accesses(n_cols, element_size) or n_cols <= WINDOW_MIN_COLS
+            or lanes > max_lanes):
         return config
     rows = config[2] if config[0] == "row" else 1
     return "aligned", lanes, rows, min(16, max(config[3], lanes // 1024)), config
@@ -73,6 +84,24 @@ def chosen(config, x2d, default):
         return config
     small = default and x2d.numel() * x2d.element_size() < WINDOW_MIN_BYTES
     return config[4] if small or not readable(x2d) else config
+
+
+# cp.async, which stages the backward's rows in shared memory, copies 4, 8 or 16 bytes
+CP_ASYNC_MIN_BYTES = 4
+
+
+def narrow_backward_config(n_cols, element_size):
+    """The backward for rows that start on fewer bytes than cp.async copies, else None. Triton's
+    pipeliner then keeps the staged rows in registers, which spill (8193 bf16: 192 to 334 spills,
+    3 to 7 % of the copy bandwidth in notes/data/cliff-4): such rows run the row design, the whole
+    row in registers at 16 elements a thread and 16 warps an SM (notes/data/cliff-3: the best
+    row configurations at odd widths were near this rule), prefetching the next row up to 8192
+    columns (above, the prefetch spills)."""
+    if row_alignment(n_cols, element_size) >= CP_ASYNC_MIN_BYTES:
+        return None
+    block_n = triton.next_power_of_2(n_cols)
+    num_warps = min(32, max(1, block_n // 512))
+    return "row", block_n, 1, num_warps, max(1, 16 // num_warps), block_n <= 8192
 
 
 # --8<-- [start:aligned_rows]

@@ -10,12 +10,6 @@ import torch
 from normkit import aligned
 
 
-@pytest.mark.parametrize("n, element_size, off", [(4096, 2, False), (4104, 2, False), (4097, 2, True),
-                                                  (4100, 2, True), (4100, 4, False), (4098, 4, True)])
-def test_rows_off_16_bytes(n, element_size, off):
-    assert aligned.misaligned(n, element_size) == off
-
-
 @pytest.mark.parametrize("n, element_size, start", [(4096, 2, 16), (4097, 2, 2), (4098, 2, 4), (4100, 2, 8),
                                                    (4104, 2, 16), (4097, 4, 4), (4098, 4, 8)])
 def test_row_alignment(n, element_size, start):
@@ -31,9 +25,21 @@ def test_a_window_holds_the_row_from_any_offset():
 def test_window_config_keeps_the_entry_where_it_can():
     row, chunked = ("row", 8192, 2, 4), ("chunked", 1024, 1, 8, 1)
     assert aligned.window_config(row, 4104, 2, 16384) == row  # rows on 16 bytes: as it is
+    assert aligned.window_config(row, 4098, 2, 16384) == row  # two elements an access: as it is
     assert aligned.window_config(row, 4097, 2, 16384) == ("aligned", 8192, 2, 8, row)  # a warp per 1024 lanes
+    assert aligned.window_config(row, 4097, 4, 16384) == ("aligned", 8192, 2, 8, row)  # fp32: one element too
     assert aligned.window_config(chunked, 8449, 2, 16384) == ("aligned", 16384, 1, 16, chunked)
     assert aligned.window_config(chunked, 16383, 2, 16384) == chunked  # its window would be 32768 lanes
+    assert aligned.window_config(("row", 2048, 2, 4), 1025, 2, 16384) == ("row", 2048, 2, 4)  # WINDOW_MIN_COLS
+
+
+@pytest.mark.parametrize("n, element_size, config", [
+    (8193, 2, ("row", 16384, 1, 32, 1, False)), (4097, 2, ("row", 8192, 1, 16, 1, True)),
+    (2049, 2, ("row", 4096, 1, 8, 2, True)), (1025, 2, ("row", 2048, 1, 4, 4, True)),
+    (257, 2, ("row", 512, 1, 1, 16, True)),
+    (4098, 2, None), (4096, 2, None), (4097, 4, None)])  # rows on 4 bytes or more: staged as tuned
+def test_rows_on_2_bytes_take_the_row_backward(n, element_size, config):
+    assert aligned.narrow_backward_config(n, element_size) == config
 
 
 def test_readable_inputs():

@@ -111,8 +111,7 @@ def assert_graph_replays(call, reference, x):
 
 # Each design of the fast kernels' two passes, whatever the tuned tables pick, as functions of N:
 # the whole row in registers ("row"), the walk along the row in column chunks ("chunked", with rows
-# that end inside a chunk, one row, and several rows per step), the forward from aligned windows
-# ("aligned", normkit.aligned: its 2048 lanes hold the tests' rows and their offsets) and the
+# that end inside a chunk, one row, and several rows per step) and the
 # pipelined backward ("staged": one tile, two tiles, two programs a row, the weight gradients before
 # the row sums).
 def _staged(rows, split, tiles, early=False):
@@ -123,13 +122,15 @@ FAST_DESIGNS = {
     "row": (lambda n: ("row", 1024, 2, 4), lambda n: ("row", 1024, 2, 4, 2, True)),
     "chunked": (lambda n: ("chunked", 256, 2, 4), lambda n: ("chunked", 256, 2, 4, 1)),
     "chunked-1-row": (lambda n: ("chunked", 128, 1, 2), lambda n: ("chunked", 512, 1, 4, 2)),
-    "aligned": (lambda n: ("aligned", 2048, 2, 4, ("row", 1024, 2, 4)), lambda n: ("row", 1024, 2, 4, 2, True)),
     # the forward as "row" (the chunked forward's Welford merge is slow under the interpreter)
     "staged": (lambda n: ("row", 1024, 2, 4), _staged(2, 1, 1)),
     "staged-tiles": (lambda n: ("row", 1024, 2, 4), _staged(1, 1, 2)),
     "staged-split": (lambda n: ("row", 1024, 2, 4), _staged(2, 2, 2)),
     "staged-early": (lambda n: ("row", 1024, 2, 4), _staged(1, 2, 2, early=True)),
 }
+# RMSNorm's forward from aligned windows (normkit.aligned: its 2048 lanes hold the tests' rows and
+# their offsets)
+ALIGNED_DESIGN = (lambda n: ("aligned", 2048, 2, 4, ("row", 1024, 2, 4)), lambda n: ("row", 1024, 2, 4, 2, True))
 # the length of a launch table's entry, per pass and design
 TABLE_ENTRY_SIZES = {"forward": {"row": 3, "chunked": 4},
                      "backward": {"row": 5, "staged": 8, "chunked": 5}}

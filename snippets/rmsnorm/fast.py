@@ -553,11 +553,13 @@ def backward_entry_config(entry, n_cols):
 def backward_config(n_cols, element_size):
     """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH),
     ("staged", TILE, ROWS, num_warps, programs_per_sm, SPLIT, STAGES, REST, EARLY) or
-    ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward."""
+    ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward; rows that
+    cp.async cannot stage take the row design (normkit.aligned.narrow_backward_config)."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("backward", n_cols, element_size)
     if entry is not None:
-        return backward_entry_config(entry, n_cols)
+        return (aligned.narrow_backward_config(n_cols, element_size)
+                or backward_entry_config(entry, n_cols))
     if n_cols > MAX_N:
         return WIDE["backward"]
     rows = max(1, 1024 // block_n)

@@ -16,8 +16,10 @@ from rmsnorm import fast
 
 from normkit import aligned
 from normkit.runtime import DEVICE, INTERPRETED
-from normkit.testing import DTYPES, FAST_DESIGNS, TABLE_ENTRY_SIZES, assert_close, poison_allocator
+from normkit.testing import ALIGNED_DESIGN, DTYPES, FAST_DESIGNS, TABLE_ENTRY_SIZES, assert_close, poison_allocator
 from rmsnorm.fast import rms_norm_fast
+
+DESIGNS = {**FAST_DESIGNS, "aligned": ALIGNED_DESIGN}
 
 EPS = 1e-6
 
@@ -68,11 +70,11 @@ def test_non_contiguous_input():
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("design", FAST_DESIGNS)
+@pytest.mark.parametrize("design", DESIGNS)
 # (60, 257): rows that end inside a chunk, several rows per program (the interpreter grid has 8)
 @pytest.mark.parametrize("shape", [(1, 1), (17, 1000), (60, 257)], ids=str)
 def test_each_design(shape, design, dtype, monkeypatch):
-    fwd, bwd = FAST_DESIGNS[design]
+    fwd, bwd = DESIGNS[design]
     monkeypatch.setattr(fast, "forward_config", lambda n, elt: fwd(n))
     monkeypatch.setattr(fast, "backward_config", lambda n, elt: bwd(n))
     check(shape, dtype)
@@ -103,14 +105,25 @@ def test_many_rows_interpreter_sized():
 
 
 
+@pytest.mark.parametrize("n, windowed", [(4097, True), (16129, True), (4098, False), (4104, False),
+                                        (1025, False), (16383, False)])
+def test_which_rows_the_forward_reads_from_aligned_windows(n, windowed):
+    # normkit.aligned.window_config: odd N above WINDOW_MIN_COLS whose window fits, in every dtype
+    for element_size in (2, 4):
+        assert (fast.forward_config(n, element_size)[0] == "aligned") == windowed
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-# 3, 257 and 1026 columns: rows that start off 16 bytes in every dtype but 1026 in fp32
+def test_rows_read_from_aligned_windows_by_default(dtype, monkeypatch):
+    monkeypatch.setattr(aligned, "WINDOW_MIN_BYTES", 0)  # the test's input is small
+    check((3, 4097), dtype)  # in 16 bits, the backward's row design too (normkit.aligned)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+# 3, 257 and 1026 columns: rows that start off 16 bytes in every dtype but 1026 in fp32, read
+# by the table's designs (narrower than WINDOW_MIN_COLS)
 @pytest.mark.parametrize("shape", [(5, 3), (13, 257), (9, 1026)], ids=str)
-def test_rows_off_16_bytes_are_read_from_aligned_windows(shape, dtype, monkeypatch):
-    n = shape[-1]
-    off = n * dtype.itemsize % 16 != 0
-    assert (fast.forward_config(n, dtype.itemsize)[0] == "aligned") == off
-    monkeypatch.setattr(aligned, "WINDOW_MIN_BYTES", 0)  # the tests' inputs are small
+def test_rows_off_16_bytes(shape, dtype):
     check(shape, dtype)
 
 
