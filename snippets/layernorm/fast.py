@@ -658,8 +658,8 @@ def backward_entry_config(entry, n_cols):
 def backward_config(n_cols, element_size):
     """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH),
     ("staged", TILE, ROWS, num_warps, programs_per_sm, SPLIT, STAGES, REST, EARLY) or
-    ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward; rows that
-    cp.async cannot stage take the row design (normkit.aligned.narrow_backward_config)."""
+    ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward; rows of odd
+    N take the row design (normkit.aligned.narrow_backward_config)."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("backward", n_cols, element_size)
     if entry is not None:

@@ -140,7 +140,7 @@ def test_many_rows_interpreter_sized():
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 # 3, 257 and 1026 columns: rows that start off 16 bytes in every dtype but 1026 in fp32; 3 and 257
-# in 16 bits start on 2 bytes, where the backward takes the row design (normkit.aligned)
+# (odd N) take the row backward (normkit.aligned.narrow_backward_config)
 @pytest.mark.parametrize("shape", [(5, 3), (13, 257), (9, 1026)], ids=str)
 def test_rows_off_16_bytes(shape, dtype):
     check(shape, dtype)

@@ -12,7 +12,7 @@ built once a call, so that its loads are 16 bytes too. RMSNorm's fast forward re
 (window_config says where); LayerNorm's keeps its table's designs (notes/fast-kernels.md, eighth
 session: its window kernel measured slower at most odd widths).
 
-The backward cannot stage rows that start on 2 bytes (narrow_backward_config says what it runs).
+The backward does not stage rows of odd N (narrow_backward_config says what it runs instead).
 """
 
 import triton
@@ -86,18 +86,18 @@ def chosen(config, x2d, default):
     return config[4] if small or not readable(x2d) else config
 
 
-# cp.async, which stages the backward's rows in shared memory, copies 4, 8 or 16 bytes
-CP_ASYNC_MIN_BYTES = 4
-
-
 def narrow_backward_config(n_cols, element_size):
-    """The backward for rows that start on fewer bytes than cp.async copies, else None. Triton's
-    pipeliner then keeps the staged rows in registers, which spill (8193 bf16: 192 to 334 spills,
-    3 to 7 % of the copy bandwidth in notes/data/cliff-4): such rows run the row design, the whole
-    row in registers at 16 elements a thread and 16 warps an SM (notes/data/cliff-3: the best
-    row configurations at odd widths were near this rule), prefetching the next row up to 8192
-    columns (above, the prefetch spills)."""
-    if row_alignment(n_cols, element_size) >= CP_ASYNC_MIN_BYTES:
+    """The backward for rows whose every access would move one element (odd N), else None.
+    Its staged copies into shared memory (cp.async) would move one element each too, or none at
+    all: cp.async copies 4, 8 or 16 bytes, and for rows on 2 bytes Triton's pipeliner keeps the
+    stages in registers, which spill (8193 bf16: 192 to 334 spills, 3 to 7 % of the copy
+    bandwidth; notes/data/cliff-4). Such rows run the row design, the whole row in registers at
+    16 elements a thread and 16 warps an SM (notes/data/cliff-3: near the best row
+    configurations at odd bf16 widths), prefetching the next row up to 8192 columns (above, the
+    prefetch spills). Measured (cliff-5, cliff-6): ahead of the staged entries at every odd N
+    tried in bf16 and fp16 and at most in fp32; at rows on 4 bytes in 16 bits (two elements an
+    access) the staged entries stay ahead at most widths, so those keep them."""
+    if not one_element_accesses(n_cols, element_size):
         return None
     block_n = triton.next_power_of_2(n_cols)
     num_warps = min(32, max(1, block_n // 512))

@@ -37,8 +37,9 @@ def test_window_config_keeps_the_entry_where_it_can():
     (8193, 2, ("row", 16384, 1, 32, 1, False)), (4097, 2, ("row", 8192, 1, 16, 1, True)),
     (2049, 2, ("row", 4096, 1, 8, 2, True)), (1025, 2, ("row", 2048, 1, 4, 4, True)),
     (257, 2, ("row", 512, 1, 1, 16, True)),
-    (4098, 2, None), (4096, 2, None), (4097, 4, None)])  # rows on 4 bytes or more: staged as tuned
-def test_rows_on_2_bytes_take_the_row_backward(n, element_size, config):
+    (4097, 4, ("row", 8192, 1, 16, 1, True)),  # fp32 rows of odd N: one element an access too
+    (4098, 2, None), (4096, 2, None), (4098, 4, None)])  # two elements an access or more: as tuned
+def test_rows_of_odd_width_take_the_row_backward(n, element_size, config):
     assert aligned.narrow_backward_config(n, element_size) == config
 
 

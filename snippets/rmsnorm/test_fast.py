@@ -116,7 +116,7 @@ def test_which_rows_the_forward_reads_from_aligned_windows(n, windowed):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_rows_read_from_aligned_windows_by_default(dtype, monkeypatch):
     monkeypatch.setattr(aligned, "WINDOW_MIN_BYTES", 0)  # the test's input is small
-    check((3, 4097), dtype)  # in 16 bits, the backward's row design too (normkit.aligned)
+    check((3, 4097), dtype)  # and the row backward (normkit.aligned.narrow_backward_config)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
