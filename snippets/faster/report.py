@@ -542,6 +542,12 @@ def _between(res, op, copy):
     return dict(sorted(at.items())), names
 
 
+def _elements_per_thread(row_config):
+    """Elements of a row each thread holds in a row backward's configuration."""
+    _, block_n, rows, num_warps = row_config[:4]
+    return block_n * rows // (num_warps * 32)
+
+
 def between_md(res, op, copy, t):
     at, names = _between(res, op, copy)
     elt = ELEMENT_SIZE[res["dtype"]]
@@ -713,7 +719,9 @@ def quotes(measurements, t=ENGLISH):
          "sweep_target_fwdbwd_wide": t.percent(res["sweep_targets_pct"]["fwd_bwd_wide"], ".0f"),
          "sweep_wide_above": str(res["sweep_targets_pct"]["wide_above"]),
          "l2_mb": t.number(res["l2_bytes"] / 1e6, ".0f"),
-         "window_min_mib": t.number(aligned.WINDOW_MIN_BYTES / 2**20, ".0f")}
+         "window_min_mib": t.number(aligned.WINDOW_MIN_BYTES / 2**20, ".0f"),
+         "window_min_cols": str(aligned.WINDOW_MIN_COLS),
+         "narrow_elements_per_thread": str(_elements_per_thread(aligned.narrow_backward_config(4097, 2)))}
     for key, value in protocol.items():
         q[f"timing_{key}"] = str(value)
 
