@@ -52,7 +52,9 @@ def ln_fwd_window_chunked(X, Y, W_AT, B_AT, W, B, Stats, M, eps, N: tl.constexpr
         x = tl.load(X + base + lanes, mask=body, other=0.0, eviction_policy="evict_last").to(tl.float32)
         count += body.to(tl.float32)
         d = tl.where(body, x - mean, 0.0)
-        mean += d / tl.maximum(count, 1.0)
+        # a lane's own count: the approximate division (2 ulp) costs a few instructions, the
+        # IEEE one a subroutine per element (lnwin-1: 52-55 % at every bf16 width)
+        mean += tl.fdiv(d, tl.maximum(count, 1.0), ieee_rounding=False)
         m2 += d * (x - mean)
     mean_row = (tl.sum(mean * count, axis=1) + tl.sum(x_e, axis=1)) / N
     spread = mean - mean_row[:, None]
@@ -115,7 +117,7 @@ def bench(out=None):
     copy = copy_bandwidth_gb_per_s()["median"]
     print(f"copy {copy:.0f} GB/s")
     odd = [769, 1025, 2049, 2305, 4097, 5121, 8193, 8449, 10241, 12289, 16129]
-    widths = {torch.bfloat16: odd + [8194, 12290], torch.float32: [4097, 8193, 12289, 16129]}
+    widths = {torch.bfloat16: odd[2:] + [8194], torch.float32: [4097, 16129]}
     results = []
     for dtype, ns in widths.items():
         for n in ns:
@@ -127,7 +129,7 @@ def bench(out=None):
             row = {"dtype": str(dtype)[6:], "N": n,
                    "table": pct(n_bytes, graph_ms(lambda: ln.forward_rows(x, w, b, 1e-5)), copy),
                    "table_config": list(ln.forward_config(n, x.element_size())), "window": 0.0}
-            for chunk, warps in ((1024, 4), (2048, 4), (2048, 8), (4096, 8), (4096, 16)):
+            for chunk, warps in ((1024, 4), (2048, 4), (2048, 8), (4096, 4), (4096, 8)):
                 try:
                     y = forward(x, w, b, chunk=chunk, warps=warps)[0]
                     assert (y.float() - ref).abs().max() < 0.1
