@@ -104,6 +104,8 @@ VI_STYLE = {
 ZH_STYLE = {"half-width punctuation beside Chinese": re.compile(r"[\u3400-\u9fff）][,:;](?:\s|$)|[,:;]\s[\u3400-\u9fff（]")}
 # sizes are written as in code, never grouped: a shape (32768×4096), or a width or a list of widths
 SIZE = re.compile(r"\d×\d|^\d+(?:(?:, |、| và | and | 和 )\d+)*$")
+# and a sentence that ends in a list of widths (faster.report.widths_sentence) ends in sizes
+WIDTHS_AT_END = re.compile(r"(?:N = |: |：)\d+(?:(?:, |、| và | and | 和 )\d+)*[.。]$")
 UNGROUPED = re.compile(r"(?<![\d\u00a0,.])\d{5,}")
 
 
@@ -112,7 +114,7 @@ def style_problems(text, language):
     rules = STYLE | (VI_STYLE if language == "vi" else ZH_STYLE if language == "zh" else {})
     plain = INLINE_CODE.sub(" ", text)
     found = [what for what, rule in rules.items() if rule.search(plain)]
-    if language == "vi" and not SIZE.search(text) and UNGROUPED.search(plain):
+    if language == "vi" and not SIZE.search(text) and UNGROUPED.search(WIDTHS_AT_END.sub("", plain)):
         found.append("five digits or more with no space between thousands")
     return found
 
@@ -177,6 +179,8 @@ def test_the_checks_find_what_they_look_for():
     assert style_problems("-0,5", "vi") == ["a hyphen for a minus sign"]
     assert style_problems("131584 B", "vi") == ["five digits or more with no space between thousands"]
     assert style_problems("32768×4096", "vi") == [] and style_problems("10240 và 12288", "vi") == []
+    assert style_problems("Có 2 độ rộng như vậy: 8193 và 16136.", "vi") == []
+    assert style_problems("Có 16136 hàng: 8193 và 16136.", "vi") == ["five digits or more with no space between thousands"]
     assert style_problems("前向, GPU µs", "zh") == ["half-width punctuation beside Chinese"]
     assert style_problems("4250 (4160–4340) GB/s", "zh") == []
 
