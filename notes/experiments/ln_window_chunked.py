@@ -98,7 +98,8 @@ def ln_fwd_window_chunked(X, Y, W_AT, B_AT, W, B, Stats, M, eps, N: tl.constexpr
 
 @triton.jit(do_not_specialize=["M"])
 def ln_fwd_window_uniform(X, Y, W_AT, B_AT, W, B, Stats, M, eps, N: tl.constexpr, CHUNK: tl.constexpr,
-                          STEPS: tl.constexpr, TABLE: tl.constexpr, V: tl.constexpr, E: tl.constexpr):
+                          STEPS: tl.constexpr, TABLE: tl.constexpr, V: tl.constexpr, E: tl.constexpr,
+                          STAGES: tl.constexpr):
     """The walk from lane V on, the first group always an edge: every lane of the walk is in
     the row until it passes the row's end, so a lane's count is the step number (one scalar
     reciprocal a step, as ln_fast_fwd_chunked_kernel) and no count is carried."""
@@ -109,7 +110,7 @@ def ln_fwd_window_uniform(X, Y, W_AT, B_AT, W, B, Stats, M, eps, N: tl.constexpr
 
     mean = tl.zeros([1, CHUNK], dtype=tl.float32)
     m2 = tl.zeros([1, CHUNK], dtype=tl.float32)
-    for step in range(0, STEPS):
+    for step in tl.range(0, STEPS, num_stages=STAGES):  # STAGES > 1: cp.async into shared memory
         lanes = step * CHUNK + lanes0
         body = ((lanes // V) * V + V <= s + N) & row_ok[:, None]
         x = tl.load(X + base + lanes, mask=body, other=0.0, eviction_policy="evict_last").to(tl.float32)
@@ -153,9 +154,10 @@ def shifted(param, lanes, v, block):
     return out
 
 
-def forward(x, w, b, eps=1e-5, chunk=2048, warps=8, walk="per-lane", maxnreg=None):
+def forward(x, w, b, eps=1e-5, chunk=2048, warps=8, walk="per-lane", maxnreg=None, stages=1):
     """y and the (2, M) stats of LayerNorm over contiguous rows x (M, N), first row on 16 bytes.
-    walk: "per-lane" (ln_fwd_window_chunked) or "uniform" (ln_fwd_window_uniform)."""
+    walk: "per-lane" (ln_fwd_window_chunked) or "uniform" (ln_fwd_window_uniform, its walk 1
+    pipelined over `stages`)."""
     m, n = x.shape
     v = aligned.vector(x.element_size())
     y = torch.empty_like(x)
@@ -166,7 +168,7 @@ def forward(x, w, b, eps=1e-5, chunk=2048, warps=8, walk="per-lane", maxnreg=Non
         table = (steps + 1) * chunk  # lanes up to V + steps * chunk
         w_at, b_at = (shifted(p, table, v, chunk) for p in (w, b))
         ln_fwd_window_uniform[(m,)](x, y, w_at, b_at, w, b, stats, m, eps, N=n, CHUNK=chunk, STEPS=steps,
-                                    TABLE=table, V=v, E=max(2 * v, 32 * warps), **options)
+                                    TABLE=table, V=v, E=max(2 * v, 32 * warps), STAGES=stages, **options)
         return y, stats
     steps = triton.cdiv(n + v - 1, chunk)
     w_at, b_at = (shifted(p, steps * chunk, v, chunk) for p in (w, b))
@@ -181,17 +183,17 @@ def check():
             for n, chunk in ((257, 64), (1025, 256), (24, 16), (4099, 1024), (4096, 1024)):
                 x = (torch.randn(5, n) * 3 + 40).to(dtype)  # an offset mean: Welford's reason
                 w, b = torch.randn(n).to(dtype), torch.randn(n).to(dtype)
-                y, stats = forward(x, w, b, chunk=chunk, warps=2, walk=walk)
+                y, stats = forward(x, w, b, chunk=chunk, warps=2, walk=walk, stages=2 if walk == "uniform" else 1)
                 ref = torch.nn.functional.layer_norm(x.float(), (n,), w.float(), b.float())
                 assert (y.float() - ref).abs().max() < (0.1 if dtype == torch.bfloat16 else 1e-4), (walk, n, dtype)
                 assert torch.allclose(stats[0], x.float().mean(1), atol=1e-3), (walk, n, dtype)
     print("check: ok")
 
 
-# (walk, CHUNK, warps, maxnreg) timed at each width
-VARIANTS = [("per-lane", 1024, 4, None), ("per-lane", 2048, 8, None), ("uniform", 1024, 4, None),
-            ("uniform", 2048, 4, None), ("uniform", 2048, 8, None), ("uniform", 4096, 8, None),
-            ("uniform", 1024, 4, 40)]
+# (walk, CHUNK, warps, maxnreg, stages of walk 1) timed at each width
+VARIANTS = [("per-lane", 1024, 4, None, 1), ("per-lane", 2048, 8, None, 1), ("uniform", 1024, 4, None, 1),
+            ("uniform", 2048, 4, None, 1), ("uniform", 2048, 8, None, 1), ("uniform", 4096, 8, None, 1),
+            ("uniform", 1024, 4, 40, 1), ("uniform", 1024, 4, None, 3), ("uniform", 2048, 8, None, 3)]
 
 
 def bench(out=None):
@@ -215,11 +217,11 @@ def bench(out=None):
             row = {"dtype": str(dtype)[6:], "N": n,
                    "table": pct(n_bytes, graph_ms(lambda: ln.forward_rows(x, w, b, 1e-5)), copy),
                    "table_config": list(ln.forward_config(n, x.element_size())), "variants": {}}
-            for walk, chunk, warps, maxnreg in VARIANTS:
-                kw = dict(chunk=chunk, warps=warps, walk=walk, maxnreg=maxnreg)
+            for walk, chunk, warps, maxnreg, stages in VARIANTS:
+                kw = dict(chunk=chunk, warps=warps, walk=walk, maxnreg=maxnreg, stages=stages)
                 try:
                     assert (forward(x, w, b, **kw)[0].float() - ref).abs().max() < 0.1
-                    row["variants"][f"{walk} {chunk} {warps} {maxnreg}"] = pct(
+                    row["variants"][f"{walk} {chunk} {warps} {maxnreg} {stages}"] = pct(
                         n_bytes, graph_ms(lambda: forward(x, w, b, **kw)), copy)
                 except Exception as e:
                     print("  skip", n, kw, type(e).__name__, str(e)[:80])
