@@ -534,11 +534,11 @@ def _between(res, op, copy):
     """{N: {provider: {"fwd": % figure, "fwd_bwd": % figure}}} of the widths between the tables'
     entries, and the providers that measured there (the providers of the run that refused a width
     leave a gap)."""
-    rows = [r for r in res.get("between", {}).get(op, []) if _ok(r)]
+    rows = res.get("between", {}).get(op, [])
     at = {}
-    for r in rows:
+    for r in filter(_ok, rows):
         at.setdefault(r["N"], {})[r["provider"]] = {key: pct_copy(r, key, copy) for key, _ in MODES}
-    names = [p for p in _installed(res.get("between", {}).get(op, [])) if any(p in v for v in at.values())]
+    names = [p for p in _installed(rows) if any(p in v for v in at.values())]
     return dict(sorted(at.items())), names
 
 

@@ -137,7 +137,6 @@ def test_many_rows_interpreter_sized():
     check((2048, 32), torch.bfloat16)  # many rows per program: the fp32 accumulation at work
 
 
-
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 # 3, 257 and 1026 columns: rows that start off 16 bytes in every dtype but 1026 in fp32; 3 and 257
 # (odd N) take the row backward (normkit.aligned.narrow_backward_config)

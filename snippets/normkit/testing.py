@@ -111,9 +111,8 @@ def assert_graph_replays(call, reference, x):
 
 # Each design of the fast kernels' two passes, whatever the tuned tables pick, as functions of N:
 # the whole row in registers ("row"), the walk along the row in column chunks ("chunked", with rows
-# that end inside a chunk, one row, and several rows per step) and the
-# pipelined backward ("staged": one tile, two tiles, two programs a row, the weight gradients before
-# the row sums).
+# that end inside a chunk, one row, and several rows per step), and the pipelined backward
+# ("staged": one tile, two tiles, two programs a row, the weight gradients before the row sums).
 def _staged(rows, split, tiles, early=False):
     return lambda n: staged_config(n, rows, 4, 2, split, 3, tiles, early)
 

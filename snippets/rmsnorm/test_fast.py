@@ -104,7 +104,6 @@ def test_many_rows_interpreter_sized():
     check((2048, 32), torch.bfloat16)  # many rows per program: the fp32 accumulation at work
 
 
-
 @pytest.mark.parametrize("n, windowed", [(4097, True), (16129, True), (4098, False), (4104, False),
                                         (1025, False), (16383, False)])
 def test_which_rows_the_forward_reads_from_aligned_windows(n, windowed):
