@@ -39,15 +39,48 @@ def _body(lanes, s, N: tl.constexpr, V: tl.constexpr):
 
 
 @triton.jit
-def _edges(s, row_ok, N: tl.constexpr, V: tl.constexpr, E: tl.constexpr):
+def _edges(s, row_ok, N: tl.constexpr, V: tl.constexpr, E: tl.constexpr, HEAD_GROUP: tl.constexpr):
     """normkit.aligned.edges_of over E >= 2V lanes, one a thread (E = the program's threads): a
     (1, 2V) tensor is replicated in every thread, with its 64-bit addresses (64 registers at 4
-    warps; 48 here at 8193 bf16 from 64)."""
+    warps; 48 here at 8193 bf16 from 64). HEAD_GROUP: the first group is an edge even when the
+    row starts on it (the uniform walk starts at lane V)."""
     e = tl.arange(0, E)[None, :]
-    head = tl.minimum((V - s) % V, N)  # [0, head) share a group with the row before
+    # [0, head) share a group with the row before (or, with HEAD_GROUP, lie in the first group)
+    head = V - s if HEAD_GROUP else tl.minimum((V - s) % V, N)
     tail = tl.maximum(((s + N) // V) * V - s, head)  # [tail, N): with the row after
     cols = tl.where(e < V, e, tail + e - V)
     return cols, tl.where(e < V, e < head, (e < 2 * V) & (cols < N)) & row_ok[:, None]
+
+
+@triton.jit
+def _finish(X, Y, W_AT, B_AT, W, B, Stats, M, eps, rows, row_ok, base, s, lanes0, frame, mean, m2, count,
+            N: tl.constexpr, V: tl.constexpr, E: tl.constexpr, HEAD_GROUP: tl.constexpr, CHUNK: tl.constexpr,
+            STEPS: tl.constexpr):
+    """After walk 1 (each lane's mean, squared deviations and count): the edges, loaded now and
+    stored before walk 2 so that no register holds them across a walk; Chan's merge into the
+    row's mean and rstd; walk 2, which normalizes from L2 with the shifted tables' row s
+    (`frame`); the statistics."""
+    cols_e, edge = _edges(s, row_ok, N, V, E, HEAD_GROUP)
+    x_e = tl.load(X + base + s + cols_e, mask=edge, other=0.0).to(tl.float32)
+    mean_row = (tl.sum(mean * count, axis=1) + tl.sum(x_e, axis=1)) / N
+    spread = mean - mean_row[:, None]
+    xc_e = tl.where(edge, x_e - mean_row[:, None], 0.0)
+    m2_row = tl.sum(m2 + count * spread * spread, axis=1) + tl.sum(xc_e * xc_e, axis=1)
+    rstd = tl.rsqrt(m2_row / N + eps)
+    y_e = xc_e * rstd[:, None] * tl.load(W + cols_e, mask=edge, other=0.0).to(tl.float32)
+    y_e += tl.load(B + cols_e, mask=edge, other=0.0).to(tl.float32)
+    tl.store(Y + base + s + cols_e, y_e.to(Y.dtype.element_ty), mask=edge)
+
+    for step in range(0, STEPS):
+        lanes = step * CHUNK + lanes0
+        body = _body(lanes, s, N, V) & row_ok[:, None]
+        x = tl.load(X + base + lanes, mask=body, other=0.0, eviction_policy="evict_first").to(tl.float32)
+        y = (x - mean_row[:, None]) * rstd[:, None]
+        y *= tl.load(W_AT + frame + lanes, mask=body, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        y += tl.load(B_AT + frame + lanes, mask=body, other=0.0, eviction_policy="evict_last").to(tl.float32)
+        tl.store(Y + base + lanes, y.to(Y.dtype.element_ty), mask=body)
+    tl.store(Stats + rows, mean_row, mask=row_ok)
+    tl.store(Stats + M + rows, rstd, mask=row_ok)
 
 
 @triton.jit(do_not_specialize=["M"])
@@ -71,29 +104,8 @@ def ln_fwd_window_chunked(X, Y, W_AT, B_AT, W, B, Stats, M, eps, N: tl.constexpr
         # IEEE one a subroutine per element (lnwin-1 and lnwin-2 measured the same)
         mean += tl.fdiv(d, tl.maximum(count, 1.0), ieee_rounding=False)
         m2 += d * (x - mean)
-    # the edges after walk 1 and stored before walk 2: no register holds them across a walk
-    cols_e, edge = _edges(s, row_ok, N, V, E)
-    x_e = tl.load(X + base + s + cols_e, mask=edge, other=0.0).to(tl.float32)
-    mean_row = (tl.sum(mean * count, axis=1) + tl.sum(x_e, axis=1)) / N
-    spread = mean - mean_row[:, None]
-    xc_e = tl.where(edge, x_e - mean_row[:, None], 0.0)
-    m2_row = tl.sum(m2 + count * spread * spread, axis=1) + tl.sum(xc_e * xc_e, axis=1)
-    rstd = tl.rsqrt(m2_row / N + eps)
-    y_e = xc_e * rstd[:, None] * tl.load(W + cols_e, mask=edge, other=0.0).to(tl.float32)
-    y_e += tl.load(B + cols_e, mask=edge, other=0.0).to(tl.float32)
-    tl.store(Y + base + s + cols_e, y_e.to(Y.dtype.element_ty), mask=edge)
-
-    frame = s * (STEPS * CHUNK)  # row s of the shifted tables
-    for step in range(0, STEPS):
-        lanes = step * CHUNK + lanes0
-        body = _body(lanes, s, N, V) & row_ok[:, None]
-        x = tl.load(X + base + lanes, mask=body, other=0.0, eviction_policy="evict_first").to(tl.float32)
-        y = (x - mean_row[:, None]) * rstd[:, None]
-        y *= tl.load(W_AT + frame + lanes, mask=body, other=0.0, eviction_policy="evict_last").to(tl.float32)
-        y += tl.load(B_AT + frame + lanes, mask=body, other=0.0, eviction_policy="evict_last").to(tl.float32)
-        tl.store(Y + base + lanes, y.to(Y.dtype.element_ty), mask=body)
-    tl.store(Stats + rows, mean_row, mask=row_ok)
-    tl.store(Stats + M + rows, rstd, mask=row_ok)
+    _finish(X, Y, W_AT, B_AT, W, B, Stats, M, eps, rows, row_ok, base, s, lanes0, s * (STEPS * CHUNK),
+            mean, m2, count, N, V, E, False, CHUNK, STEPS)
 
 
 @triton.jit(do_not_specialize=["M"])
@@ -112,7 +124,7 @@ def ln_fwd_window_uniform(X, Y, W_AT, B_AT, W, B, Stats, M, eps, N: tl.constexpr
     m2 = tl.zeros([1, CHUNK], dtype=tl.float32)
     for step in tl.range(0, STEPS, num_stages=STAGES):  # STAGES > 1: cp.async into shared memory
         lanes = step * CHUNK + lanes0
-        body = ((lanes // V) * V + V <= s + N) & row_ok[:, None]
+        body = _body(lanes, s, N, V) & row_ok[:, None]  # from lane V on, a group never starts below s
         x = tl.load(X + base + lanes, mask=body, other=0.0, eviction_policy="evict_last").to(tl.float32)
         d = tl.where(body, x - mean, 0.0)
         mean += d * (1.0 / (step + 1))
@@ -120,31 +132,8 @@ def ln_fwd_window_uniform(X, Y, W_AT, B_AT, W, B, Stats, M, eps, N: tl.constexpr
     # steps whose group was in the row: the walk's groups leave it once, at its end
     left = s + N - V - (lanes0 // V) * V
     count = tl.where(left < 0, 0, left // CHUNK + 1).to(tl.float32)
-    e = tl.arange(0, E)[None, :]
-    tail = ((s + N) // V) * V - s  # [tail, N): the last, partial group
-    cols_e = tl.where(e < V, e, tail + e - V)
-    edge = tl.where(e < V, e < V - s, (e < 2 * V) & (cols_e < N)) & row_ok[:, None]
-    x_e = tl.load(X + base + s + cols_e, mask=edge, other=0.0).to(tl.float32)
-    mean_row = (tl.sum(mean * count, axis=1) + tl.sum(x_e, axis=1)) / N
-    spread = mean - mean_row[:, None]
-    xc_e = tl.where(edge, x_e - mean_row[:, None], 0.0)
-    m2_row = tl.sum(m2 + count * spread * spread, axis=1) + tl.sum(xc_e * xc_e, axis=1)
-    rstd = tl.rsqrt(m2_row / N + eps)
-    y_e = xc_e * rstd[:, None] * tl.load(W + cols_e, mask=edge, other=0.0).to(tl.float32)
-    y_e += tl.load(B + cols_e, mask=edge, other=0.0).to(tl.float32)
-    tl.store(Y + base + s + cols_e, y_e.to(Y.dtype.element_ty), mask=edge)
-
-    frame = s * TABLE  # row s of the shifted tables
-    for step in range(0, STEPS):
-        lanes = step * CHUNK + lanes0
-        body = ((lanes // V) * V + V <= s + N) & row_ok[:, None]
-        x = tl.load(X + base + lanes, mask=body, other=0.0, eviction_policy="evict_first").to(tl.float32)
-        y = (x - mean_row[:, None]) * rstd[:, None]
-        y *= tl.load(W_AT + frame + lanes, mask=body, other=0.0, eviction_policy="evict_last").to(tl.float32)
-        y += tl.load(B_AT + frame + lanes, mask=body, other=0.0, eviction_policy="evict_last").to(tl.float32)
-        tl.store(Y + base + lanes, y.to(Y.dtype.element_ty), mask=body)
-    tl.store(Stats + rows, mean_row, mask=row_ok)
-    tl.store(Stats + M + rows, rstd, mask=row_ok)
+    _finish(X, Y, W_AT, B_AT, W, B, Stats, M, eps, rows, row_ok, base, s, lanes0, s * TABLE,
+            mean, m2, count, N, V, E, True, CHUNK, STEPS)
 
 
 def shifted(param, lanes, v, block):
