@@ -394,7 +394,6 @@ def worst_difference(outputs, reference):
 def compiled_resources(fast, n):
     """Registers, spills and shared memory of every kernel compiled for width N."""
     out = []
-    # LayerNorm has no forward from aligned windows (normkit.aligned)
     for launcher in filter(None, (getattr(fast, name, None) for name in (
             "fwd_row", "fwd_chunked", "fwd_aligned", "bwd_row", "bwd_staged", "bwd_chunked"))):
         names = launcher.kernel.arg_names

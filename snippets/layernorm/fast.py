@@ -43,11 +43,12 @@ from typing import Optional
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
 from normkit import aligned, dropin
+from normkit.aligned import body_of, edges_of, row_window
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
-from normkit.tiles import (SHARE_COLUMNS, load_weight, pair_sums, per_row, row_sum, rows_of,
-                           share_tile, staged_config)
+from normkit.tiles import (SHARE_COLUMNS, forward_entry_config, load_weight, pair_sums, per_row,
+                           row_sum, rows_of, share_tile, staged_config)
 
 import torch
 import torch.nn.functional as F
@@ -208,6 +209,80 @@ def ln_fast_fwd_chunked_kernel(
     tl.store(Stats + rows, mean_row, mask=row_ok)
     tl.store(Stats + M + rows, rstd, mask=row_ok)
 # --8<-- [end:fast_forward_chunked_kernel]
+
+
+# --8<-- [start:fast_forward_aligned_kernel]
+@triton.jit(do_not_specialize=["M"])
+def ln_fast_fwd_aligned_kernel(
+    X, Y,          # (M, N) contiguous input and output, rows off 16 bytes
+    W_AT, B_AT,    # (V, LANES): row s, the weight and bias for a row s lanes in
+    W, B,          # (N,) weight and bias, read at the edges
+    Stats, M, eps,
+    N: tl.constexpr,
+    CHUNK: tl.constexpr,   # lanes per step of the walk along the window
+    LANES: tl.constexpr,   # V lanes, then whole chunks past the row's end
+    V: tl.constexpr,       # elements in 16 bytes
+    EDGES: tl.constexpr,   # lanes of the edges' tensor: one a thread, at least 2V
+    HAS_W: tl.constexpr, HAS_B: tl.constexpr,
+):
+    row = tl.program_id(0) + tl.arange(0, 1)  # one row a program
+    row_ok = row < M
+    base, s = row_window(row, N, V)
+    STEPS: tl.constexpr = LANES // CHUNK - 1
+    # the walk starts at lane V and the first group is an edge, partial or not: a
+    # lane is then in the row from the first step until it passes the row's end, so
+    # its count is the step number (one reciprocal a step, as the chunked kernel's)
+    lanes0 = V + tl.arange(0, CHUNK)[None, :]
+
+    # walk 1: Welford per lane, in 16-byte loads; evict_last keeps the row in L2
+    mean = tl.zeros([1, CHUNK], dtype=tl.float32)
+    m2 = tl.zeros([1, CHUNK], dtype=tl.float32)
+    for step in range(0, STEPS):
+        lanes = step * CHUNK + lanes0
+        body = body_of(lanes, s, row_ok, N, V)
+        x = tl.load(X + base + lanes, mask=body, other=0.0,
+                    eviction_policy="evict_last").to(tl.float32)
+        d = tl.where(body, x - mean, 0.0)
+        mean += d * (1.0 / (step + 1))
+        m2 += d * (x - mean)
+    # the steps whose group lay in the row
+    left = s + N - V - (lanes0 // V) * V
+    count = tl.where(left < 0, 0, left // CHUNK + 1).to(tl.float32)
+
+    # the edges only now: no register holds them across walk 1
+    cols_e, edge = edges_of(s, row_ok, N, V, EDGES, V)
+    x_e = tl.load(X + base + s + cols_e, mask=edge, other=0.0).to(tl.float32)
+    # Chan's merge of the lanes, plus the edges, as in the chunked kernel
+    mean_row = (tl.sum(mean * count, axis=1) + tl.sum(x_e, axis=1)) / N
+    spread = mean - mean_row[:, None]
+    xc_e = tl.where(edge, x_e - mean_row[:, None], 0.0)
+    m2_row = tl.sum(m2 + count * spread * spread, axis=1) + tl.sum(xc_e * xc_e, axis=1)
+    rstd = tl.rsqrt(m2_row / N + eps)
+    y_e = xc_e * rstd[:, None]
+    if HAS_W:
+        y_e *= tl.load(W + cols_e, mask=edge, other=0.0).to(tl.float32)
+    if HAS_B:
+        y_e += tl.load(B + cols_e, mask=edge, other=0.0).to(tl.float32)
+    tl.store(Y + base + s + cols_e, y_e.to(Y.dtype.element_ty), mask=edge)
+
+    # walk 2 from L2; the weight and bias from the tables' row s, aligned like x
+    frame = s * LANES
+    for step in range(0, STEPS):
+        lanes = step * CHUNK + lanes0
+        body = body_of(lanes, s, row_ok, N, V)
+        x = tl.load(X + base + lanes, mask=body, other=0.0,
+                    eviction_policy="evict_first").to(tl.float32)
+        y = (x - mean_row[:, None]) * rstd[:, None]
+        if HAS_W:
+            y *= tl.load(W_AT + frame + lanes, mask=body, other=0.0,
+                         eviction_policy="evict_last").to(tl.float32)
+        if HAS_B:
+            y += tl.load(B_AT + frame + lanes, mask=body, other=0.0,
+                         eviction_policy="evict_last").to(tl.float32)
+        tl.store(Y + base + lanes, y.to(Y.dtype.element_ty), mask=body)
+    tl.store(Stats + row, mean_row, mask=row_ok)
+    tl.store(Stats + M + row, rstd, mask=row_ok)
+# --8<-- [end:fast_forward_aligned_kernel]
 
 
 # --8<-- [start:fast_backward_kernel]
@@ -621,21 +696,15 @@ def table_entry(kind, n_cols, element_size):
 WIDE = {"forward": ("chunked", 4096, 1, 16, 0), "backward": ("chunked", 4096, 1, 16, 1)}
 
 
-def forward_entry_config(entry, n_cols):
-    """A forward table entry as a configuration, with what follows from N filled in."""
-    if entry[0] == "row":
-        return ("row", triton.next_power_of_2(n_cols), *entry[1:])
-    return tuple(entry)
-
-
 @functools.lru_cache(maxsize=None)
 def forward_config(n_cols, element_size):
-    """("row", BLOCK_N, ROWS, num_warps) or ("chunked", CHUNK, ROWS, num_warps,
-    TAIL_TILE) for the forward."""
+    """("row", BLOCK_N, ROWS, num_warps), ("chunked", CHUNK, ROWS, num_warps,
+    TAIL_TILE) or, for rows whose every access would move one element, ("aligned",
+    CHUNK, 1, num_warps, the table's configuration) for the forward."""
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("forward", n_cols, element_size)
     if entry is not None:
-        return forward_entry_config(entry, n_cols)
+        return aligned.walk_config(forward_entry_config(entry, n_cols), n_cols, element_size)
     if n_cols > MAX_N:
         return WIDE["forward"]
     # no table yet: the whole row in registers, at least 2048 elements per program
@@ -697,6 +766,7 @@ def check_inputs(x, normalized_shape, weight, bias, eps):
 # kernel[grid](...) binds and specializes every argument on every call; these launch the
 # compiled kernel directly once it exists (normkit/direct_launch.py)
 fwd_row = DirectLauncher(ln_fast_fwd_kernel)
+fwd_aligned = DirectLauncher(ln_fast_fwd_aligned_kernel)
 fwd_chunked = DirectLauncher(ln_fast_fwd_chunked_kernel)
 bwd_row = DirectLauncher(ln_fast_bwd_kernel)
 bwd_staged = DirectLauncher(ln_fast_bwd_staged_kernel)
@@ -728,15 +798,25 @@ def forward_rows(x2d, weight, bias, eps, config=None, shape=None):
     stats = torch.empty((2, M), dtype=torch.float32, device=x2d.device)
     if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
         return y, stats
-    config = config or forward_config(N, x2d.element_size())
-    kind, _, rows, num_warps = config[:4]
-    launch = fwd_row if kind == "row" else fwd_chunked
+    config = aligned.chosen(config or forward_config(N, x2d.element_size()), x2d,
+                            default=config is None)
+    kind, block, rows, num_warps = config[:4]
     # an absent parameter: any pointer stands in, the kernel never reads it
+    w, b = x2d if weight is None else weight, x2d if bias is None else bias
+    if kind == "aligned":
+        v, lanes = aligned.vector(x2d.element_size()), aligned.walk_lanes(N, block)
+        w_at, b_at = (aligned.shifted_params(p, lanes, v) for p in (weight, bias))
+        fwd_aligned[(M,)](
+            x2d, y, x2d if w_at is None else w_at, x2d if b_at is None else b_at, w, b,
+            stats, M, eps, N=N, CHUNK=block, LANES=lanes, V=v,
+            EDGES=max(2 * v, 32 * num_warps), HAS_W=weight is not None,
+            HAS_B=bias is not None, num_warps=num_warps)
+        return y, stats
+    launch = fwd_row if kind == "row" else fwd_chunked
     launch[(triton.cdiv(M, rows),)](
-        x2d, y, x2d if weight is None else weight, x2d if bias is None else bias,
-        stats, M, eps, N=N, STRIDE=dropin.row_stride(x2d), **forward_blocks(config, N),
-        ROWS=rows, HAS_W=weight is not None, HAS_B=bias is not None,
-        num_warps=num_warps)
+        x2d, y, w, b, stats, M, eps, N=N, STRIDE=dropin.row_stride(x2d),
+        **forward_blocks(config, N), ROWS=rows, HAS_W=weight is not None,
+        HAS_B=bias is not None, num_warps=num_warps)
     return y, stats
 # --8<-- [end:fast_forward_launch]
 

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from layernorm import fast
 
 from layernorm.fast import layer_norm_fast
+from normkit import aligned
 from normkit.runtime import DEVICE, INTERPRETED
 from normkit.testing import DTYPES, FAST_DESIGNS, TABLE_ENTRY_SIZES, TOL, assert_close, poison_allocator
 
@@ -23,7 +24,9 @@ from normkit.testing import DTYPES, FAST_DESIGNS, TABLE_ENTRY_SIZES, TOL, assert
 DESIGNS = {**FAST_DESIGNS,
            "chunked": (lambda n: ("chunked", 256, 2, 4, 0), FAST_DESIGNS["chunked"][1]),
            "chunked-1-row": (lambda n: ("chunked", 128, 1, 2, 1), FAST_DESIGNS["chunked-1-row"][1]),
-           "chunked-tail": (lambda n: ("chunked", 256, 2, 4, 1), FAST_DESIGNS["chunked"][1])}
+           "chunked-tail": (lambda n: ("chunked", 256, 2, 4, 1), FAST_DESIGNS["chunked"][1]),
+           # the forward from aligned windows, walked 64 lanes a step (several steps at 257)
+           "aligned": (lambda n: ("aligned", 64, 1, 2, ("row", 1024, 2, 4)), FAST_DESIGNS["row"][1])}
 ENTRY_SIZES = {**TABLE_ENTRY_SIZES, "forward": {**TABLE_ENTRY_SIZES["forward"], "chunked": 5}}
 
 
@@ -108,6 +111,7 @@ def test_non_contiguous_input():
 @pytest.mark.parametrize("shape", [(1, 1), (17, 1000), (60, 257)], ids=str)
 def test_each_design(shape, design, dtype, monkeypatch):
     fwd, bwd = DESIGNS[design]
+    monkeypatch.setattr(aligned, "WINDOW_MIN_BYTES", 0)  # the aligned design, not its fallback
     monkeypatch.setattr(fast, "forward_config", lambda n, elt: fwd(n))
     monkeypatch.setattr(fast, "backward_config", lambda n, elt: bwd(n))
     check(shape, dtype)
@@ -143,3 +147,30 @@ def test_many_rows_interpreter_sized():
 @pytest.mark.parametrize("shape", [(5, 3), (13, 257), (9, 1026)], ids=str)
 def test_rows_off_16_bytes(shape, dtype):
     check(shape, dtype)
+
+
+@pytest.mark.parametrize("n, element_size, windowed", [
+    (2049, 2, True), (16129, 2, True), (2047, 2, False), (4098, 2, False), (4104, 2, False),
+    (8193, 4, True), (16129, 4, True), (4097, 4, False), (8194, 4, False)])
+def test_which_rows_the_forward_reads_from_aligned_windows(n, element_size, windowed):
+    # normkit.aligned.walk_config: odd N above WALK_MIN_COLS of the element size
+    assert (fast.forward_config(n, element_size)[0] == "aligned") == windowed
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_rows_read_from_aligned_windows_by_default(dtype, monkeypatch):
+    monkeypatch.setattr(aligned, "WINDOW_MIN_BYTES", 0)  # the test's input is small
+    check((3, 8193), dtype)  # four steps of 2048 lanes; the row backward (narrow_backward_config)
+
+
+@pytest.mark.parametrize("layout", ["start off 16 bytes", "rows apart"])
+def test_inputs_the_aligned_windows_cannot_read_take_the_tables_configuration(layout):
+    # the windows assume the first row on 16 bytes and the output's rows where the input's are
+    n = 257
+    if layout == "rows apart":
+        x = torch.randn(13, n + 3, device=DEVICE)[:, :n]
+    else:
+        x = torch.randn(13 * n + 1, device=DEVICE)[1:].view(13, n)
+    w, b = torch.randn(n, device=DEVICE), torch.randn(n, device=DEVICE)
+    config = ("aligned", 64, 1, 2, ("row", 512, 2, 4))
+    torch.testing.assert_close(fast.forward_rows(x, w, b, 1e-5, config=config)[0], F.layer_norm(x, (n,), w, b))

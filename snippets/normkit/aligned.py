@@ -8,12 +8,15 @@ lanes into its window, the window's groups of V lanes that lie wholly inside the
 (one mask value per group: 16-byte loads and stores), and the at most 2 (V - 1) columns in the
 partial groups at either end are its edges, a small tensor of their own. The weight in the body's
 frame moves with s: it is read from a table of the weight shifted by each s (shifted_params),
-built once a call, so that its loads are 16 bytes too. RMSNorm's fast forward reads such rows so
-(window_config says where); LayerNorm's keeps its table's designs (notes/fast-kernels.md, eighth
-session: its window kernel measured slower at most odd widths).
+built once a call, so that its loads are 16 bytes too. RMSNorm's fast forward holds a row's whole
+window in registers (window_config says where). LayerNorm's walks it in chunks (walk_config): held
+whole beside the centred row, the weight and the bias, its window left one program an SM and
+measured behind the table's designs at most odd widths (notes/fast-kernels.md, eighth session).
 
 The backward does not stage rows of odd N (narrow_backward_config says what it runs instead).
 """
+
+import math
 
 import triton
 import triton.language as tl
@@ -57,8 +60,8 @@ WINDOW_MIN_COLS = 4096
 
 
 def window_config(config, n_cols, element_size, max_lanes):
-    """A forward's table configuration for rows of n_cols: ("aligned", LANES, ROWS, num_warps,
-    the configuration itself) where the table's design would move one element an access, the
+    """RMSNorm's forward configuration for rows of n_cols: ("aligned", LANES, ROWS, num_warps,
+    the table's configuration) where the table's design would move one element an access, the
     row is wider than WINDOW_MIN_COLS and its window fits max_lanes, with the entry's rows (one
     for a chunked entry) and warps, at least one warp per 1024 lanes; else the configuration as
     it is. The warps are a rule, not tuned: the tables are tuned at aligned widths."""
@@ -68,6 +71,33 @@ def window_config(config, n_cols, element_size, max_lanes):
         return config
     rows = config[2] if config[0] == "row" else 1
     return "aligned", lanes, rows, min(16, max(config[3], lanes // 1024)), config
+
+
+# Measured (notes/data/cliff-7-*.json against cliff-5, LayerNorm at odd N), per element size: in
+# 16 bits the walk was ahead of the table's designs at every width tried above 2048 columns (by 8
+# to 52 points) and behind at 769 and 1025; in fp32, whose rows start on 4 bytes, ahead at every
+# width above 8192 (8 to 27 points) and behind or level at most below
+WALK_MIN_COLS = {2: 2048, 4: 8192}
+
+
+def walk_config(config, n_cols, element_size):
+    """LayerNorm's forward configuration for rows of n_cols: ("aligned", CHUNK, 1, num_warps,
+    the table's configuration) where the table's design would move one element an access and
+    the row is wider than WALK_MIN_COLS of its element size, else the configuration as it is. The walk takes about
+    four steps: CHUNK is the power of two nearest N / 4, from 1024 to 4096 lanes, and a warp
+    holds 256 of them, at most 8 warps. A rule, not tuned: notes/data/lnwin-3.json timed these
+    chunks and warps at odd widths from 2049 to 16129 (within 5 points of the best of them)."""
+    if (not one_element_accesses(n_cols, element_size)
+            or n_cols <= WALK_MIN_COLS.get(element_size, n_cols)):
+        return config
+    chunk = min(4096, max(1024, 1 << round(math.log2(n_cols / 4))))
+    return "aligned", chunk, 1, min(8, chunk // 256), config
+
+
+def walk_lanes(n_cols, chunk):
+    """Lanes of the tables a walk reads its weight and bias from: from lane V on, whole chunks
+    past the row's end (N - 1 columns after the first group's first), and one more."""
+    return (triton.cdiv(n_cols - 1, chunk) + 1) * chunk
 
 
 def readable(x2d):
@@ -115,23 +145,25 @@ def row_window(rows, N: tl.constexpr, V: tl.constexpr):
 
 
 @triton.jit
-def body_of(s, row_ok, LANES: tl.constexpr, N: tl.constexpr, V: tl.constexpr):
-    """The window's lanes (a (1, LANES) row) and which lie in groups of V wholly
-    inside the row (one mask value per group: the accesses stay 16 bytes wide)."""
-    lanes = tl.arange(0, LANES)[None, :]
+def body_of(lanes, s, row_ok, N: tl.constexpr, V: tl.constexpr):
+    """Which of the window's `lanes` (a (1, L) row) lie in groups of V wholly inside
+    the row: one mask value per group, so the accesses stay 16 bytes wide."""
     group = (lanes // V) * V
-    return lanes, (group >= s) & (group + V <= s + N) & row_ok[:, None]
+    return (group >= s) & (group + V <= s + N) & row_ok[:, None]
 
 
 @triton.jit
-def edges_of(s, row_ok, N: tl.constexpr, V: tl.constexpr):
-    """The columns in the partial groups at the row's ends, (ROWS, 2V): the first V
-    lanes for the head, the rest for the tail, and which of them are in the row."""
-    e = tl.arange(0, 2 * V)[None, :]
-    head = tl.minimum((V - s) % V, N)  # [0, head) share a group with the row before
+def edges_of(s, row_ok, N: tl.constexpr, V: tl.constexpr, E: tl.constexpr,
+             FIRST: tl.constexpr):
+    """The columns outside the body, (ROWS, E), E >= 2V: the first V lanes for the
+    head, the next V for the tail, and which of them are in the row. FIRST: the
+    body's first lane (0, or V when the first group is always an edge)."""
+    e = tl.arange(0, E)[None, :]
+    # [0, head): before the body's first whole group (shared with the row before)
+    head = tl.minimum(tl.maximum(FIRST, (s + V - 1) // V * V) - s, N)
     tail = tl.maximum(((s + N) // V) * V - s, head)  # [tail, N): with the row after
     cols = tl.where(e < V, e, tail + e - V)
-    return cols, tl.where(e < V, e < head, cols < N) & row_ok[:, None]
+    return cols, tl.where(e < V, e < head, (e < 2 * V) & (cols < N)) & row_ok[:, None]
 # --8<-- [end:aligned_rows]
 
 
@@ -155,7 +187,7 @@ def shifted_params(param, lanes, v):
     if param is None:
         return None
     out = param.new_empty((v, lanes))
-    block = min(lanes, 4096)
+    block = min(triton.next_power_of_2(lanes), 4096)
     shift[(v, triton.cdiv(lanes, block))](param, out, N=param.numel(), LANES=lanes, BLOCK=block,
                                           num_warps=4)
     return out

@@ -33,6 +33,21 @@ def test_window_config_keeps_the_entry_where_it_can():
     assert aligned.window_config(("row", 2048, 2, 4), 1025, 2, 16384) == ("row", 2048, 2, 4)  # WINDOW_MIN_COLS
 
 
+def test_walk_config_takes_about_four_steps():
+    row, chunked = ("row", 8192, 2, 4), ("chunked", 2048, 1, 8, 1)
+    assert aligned.walk_config(row, 4104, 2) == row  # rows on 16 bytes: as it is
+    assert aligned.walk_config(row, 4098, 2) == row  # two elements an access: as it is
+    assert aligned.walk_config(row, 4097, 2) == ("aligned", 1024, 1, 4, row)
+    assert aligned.walk_config(row, 2049, 2) == ("aligned", 1024, 1, 4, row)  # at least 1024 lanes
+    assert aligned.walk_config(row, 2047, 2) == row  # WALK_MIN_COLS in 16 bits
+    assert aligned.walk_config(row, 4097, 4) == row  # and in fp32
+    assert aligned.walk_config(chunked, 8193, 4) == ("aligned", 2048, 1, 8, chunked)  # fp32: one element too
+    assert aligned.walk_config(chunked, 10241, 2) == ("aligned", 2048, 1, 8, chunked)  # 2560 -> 2048
+    assert aligned.walk_config(chunked, 12289, 2) == ("aligned", 4096, 1, 8, chunked)  # 3072 -> 4096
+    assert aligned.walk_config(chunked, 16383, 2) == ("aligned", 4096, 1, 8, chunked)
+    assert aligned.walk_lanes(4097, 1024) == 5 * 1024  # four steps from lane V: V + 4096 lanes
+
+
 @pytest.mark.parametrize("n, element_size, config", [
     (8193, 2, ("row", 16384, 1, 32, 1, False)), (4097, 2, ("row", 8192, 1, 16, 1, True)),
     (2049, 2, ("row", 4096, 1, 8, 2, True)), (1025, 2, ("row", 2048, 1, 4, 4, True)),

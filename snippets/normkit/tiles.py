@@ -84,6 +84,14 @@ def share_width(n_cols, split):
     return triton.cdiv(n_cols, split * SHARE_COLUMNS.value) * SHARE_COLUMNS.value
 
 
+def forward_entry_config(entry, n_cols):
+    """A forward table entry as a configuration, with what follows from N filled in
+    (a row entry's BLOCK_N)."""
+    if entry[0] == "row":
+        return ("row", triton.next_power_of_2(n_cols), *entry[1:])
+    return tuple(entry)
+
+
 def staged_config(n_cols, rows, num_warps, per_sm, split, stages, tiles, early):
     """The staged backward's configuration, ("staged", TILE, ROWS, num_warps, per_sm,
     SPLIT, STAGES, REST, EARLY), from a launch table's entry: each of the `split`

@@ -43,7 +43,8 @@ from normkit.aligned import body_of, edges_of, row_window
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import ContractError
 from normkit.runtime import INTERPRETED
-from normkit.tiles import SHARE_COLUMNS, load_weight, per_row, row_sum, share_tile, staged_config
+from normkit.tiles import (SHARE_COLUMNS, forward_entry_config, load_weight, per_row, row_sum,
+                           share_tile, staged_config)
 
 import torch
 import torch.nn.functional as F
@@ -106,8 +107,9 @@ def rms_fast_fwd_aligned_kernel(
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     row_ok = rows < M
     base, s = row_window(rows, N, V)
-    lanes, body = body_of(s, row_ok, LANES, N, V)
-    cols_e, edge = edges_of(s, row_ok, N, V)
+    lanes = tl.arange(0, LANES)[None, :]
+    body = body_of(lanes, s, row_ok, N, V)
+    cols_e, edge = edges_of(s, row_ok, N, V, 2 * V, 0)
     x = tl.load(X + base + lanes, mask=body, other=0.0).to(tl.float32)
     x_e = tl.load(X + base + s + cols_e, mask=edge, other=0.0).to(tl.float32)
 
@@ -512,13 +514,6 @@ def table_entry(kind, n_cols, element_size):
 # past the tables' widest row: walked in chunks (the chunked kernels take any N,
 # their tiles do not grow with it)
 WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16, 1)}
-
-
-def forward_entry_config(entry, n_cols):
-    """A forward table entry as a configuration, with what follows from N filled in."""
-    if entry[0] == "row":
-        return ("row", triton.next_power_of_2(n_cols), *entry[1:])
-    return tuple(entry)
 
 
 @functools.lru_cache(maxsize=None)
