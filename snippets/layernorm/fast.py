@@ -704,7 +704,8 @@ def forward_config(n_cols, element_size):
     block_n = triton.next_power_of_2(n_cols)
     entry = table_entry("forward", n_cols, element_size)
     if entry is not None:
-        return aligned.walk_config(forward_entry_config(entry, n_cols), n_cols, element_size)
+        return aligned.walk_config(forward_entry_config(entry, n_cols), n_cols,
+                                   element_size)
     if n_cols > MAX_N:
         return WIDE["forward"]
     # no table yet: the whole row in registers, at least 2048 elements per program

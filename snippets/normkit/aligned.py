@@ -75,8 +75,8 @@ def window_config(config, n_cols, element_size, max_lanes):
 
 # Measured (notes/data/cliff-7-*.json against cliff-5, LayerNorm at odd N), per element size: in
 # 16 bits the walk was ahead of the table's designs at every width tried above 2048 columns (by 8
-# to 52 points) and behind at 769 and 1025; in fp32, whose rows start on 4 bytes, ahead at every
-# width above 8192 (8 to 27 points) and behind or level at most below
+# to 56 points) and behind at 769 and 1025 (14 to 26); in fp32, whose rows start on 4 bytes,
+# ahead above 8193 (8 to 27 points), level at 8193 and behind at 4 of the 6 widths below
 WALK_MIN_COLS = {2: 2048, 4: 8192}
 
 
@@ -85,8 +85,9 @@ def walk_config(config, n_cols, element_size):
     the table's configuration) where the table's design would move one element an access and
     the row is wider than WALK_MIN_COLS of its element size, else the configuration as it is. The walk takes about
     four steps: CHUNK is the power of two nearest N / 4, from 1024 to 4096 lanes, and a warp
-    holds 256 of them, at most 8 warps. A rule, not tuned: notes/data/lnwin-3.json timed these
-    chunks and warps at odd widths from 2049 to 16129 (within 5 points of the best of them)."""
+    holds 256 of them, at most 8 warps. A rule, not tuned: of the chunks and warps that
+    notes/data/lnwin-3.json timed at odd widths from 2049 to 16129, it takes the fastest or
+    one within 6 points of it in bf16 (8193: 76 against 81 % with 4 warps), 8 in fp32."""
     if (not one_element_accesses(n_cols, element_size)
             or n_cols <= WALK_MIN_COLS.get(element_size, n_cols)):
         return config
