@@ -701,6 +701,14 @@ def _time_verdict(a, b, t):
     return t(claims.time_verdict(a, b, "gpu"))
 
 
+def _walk_chunks(res):
+    """The narrowest and widest chunk LayerNorm's aligned walk takes at the odd widths up to the
+    sweep's widest row (normkit.aligned.walk_config)."""
+    chunks = [aligned.walk_config(None, n, 2)[1]
+              for n in range(aligned.WALK_MIN_COLS[2] + 1, max(res["sweep_n"]), 2)]
+    return {"walk_chunk_min": str(min(chunks)), "walk_chunk_max": str(max(chunks))}
+
+
 def quotes(measurements, t=ENGLISH):
     """Flat dict of ready-to-print strings in t's language; keys are what pages write as {{ faster.KEY }}."""
     prov, res = measurements["provenance"], measurements["results"]
@@ -721,6 +729,9 @@ def quotes(measurements, t=ENGLISH):
          "l2_mb": t.number(res["l2_bytes"] / 1e6, ".0f"),
          "window_min_mib": t.number(aligned.WINDOW_MIN_BYTES / 2**20, ".0f"),
          "window_min_cols": str(aligned.WINDOW_MIN_COLS),
+         "walk_min_cols_16": str(aligned.WALK_MIN_COLS[2]),
+         "walk_min_cols_32": str(aligned.WALK_MIN_COLS[4]),
+         **_walk_chunks(res),
          "narrow_elements_per_thread": str(_elements_per_thread(aligned.narrow_backward_config(4097, 2)))}
     for key, value in protocol.items():
         q[f"timing_{key}"] = str(value)
