@@ -17,7 +17,8 @@ from layernorm import fast
 from layernorm.fast import layer_norm_fast
 from normkit import aligned
 from normkit.runtime import DEVICE, INTERPRETED
-from normkit.testing import DTYPES, FAST_DESIGNS, TABLE_ENTRY_SIZES, TOL, assert_close, poison_allocator
+from normkit.testing import (DTYPES, FAST_DESIGNS, TABLE_ENTRY_SIZES, TOL, UNREADABLE_LAYOUTS, assert_close,
+                             poison_allocator, unreadable_rows)
 
 # LayerNorm's chunked forward takes a fifth field, TAIL_TILE: the columns after the whole
 # chunks as one more step of the walk (0) or as a tile of their own (1)
@@ -163,14 +164,10 @@ def test_rows_read_from_aligned_windows_by_default(dtype, monkeypatch):
     check((3, 8193), dtype)  # four steps of 2048 lanes; the row backward (narrow_backward_config)
 
 
-@pytest.mark.parametrize("layout", ["start off 16 bytes", "rows apart"])
+@pytest.mark.parametrize("layout", UNREADABLE_LAYOUTS)
 def test_inputs_the_aligned_windows_cannot_read_take_the_tables_configuration(layout):
-    # the windows assume the first row on 16 bytes and the output's rows where the input's are
     n = 257
-    if layout == "rows apart":
-        x = torch.randn(13, n + 3, device=DEVICE)[:, :n]
-    else:
-        x = torch.randn(13 * n + 1, device=DEVICE)[1:].view(13, n)
+    x = unreadable_rows(layout, n)
     w, b = torch.randn(n, device=DEVICE), torch.randn(n, device=DEVICE)
     config = ("aligned", 64, 1, 2, ("row", 512, 2, 4))
     torch.testing.assert_close(fast.forward_rows(x, w, b, 1e-5, config=config)[0], F.layer_norm(x, (n,), w, b))

@@ -66,6 +66,18 @@ def _close(name, out, ref, tol):
     assert err <= tol * scale, f"{name}: max error {err:.3g} > {tol} * {scale:.3g}"
 
 
+# inputs normkit.aligned's windows cannot read: they assume the first row on 16 bytes and the
+# output's rows where the input's are
+UNREADABLE_LAYOUTS = ("start off 16 bytes", "rows apart")
+
+
+def unreadable_rows(layout, n, rows=13):
+    """(rows, n) fp32 rows in one of UNREADABLE_LAYOUTS."""
+    if layout == "rows apart":
+        return torch.randn(rows, n + 3, device=DEVICE)[:, :n]
+    return torch.randn(rows * n + 1, device=DEVICE)[1:].view(rows, n)
+
+
 def seeded(*shape, dtype=torch.float32, grad=True, seed=0):
     """A reproducible test tensor on the kernels' device, away from zero (+0.3), needing a gradient or not."""
     g = torch.Generator().manual_seed(seed + sum(shape))

@@ -16,7 +16,8 @@ from rmsnorm import fast
 
 from normkit import aligned
 from normkit.runtime import DEVICE, INTERPRETED
-from normkit.testing import ALIGNED_DESIGN, DTYPES, FAST_DESIGNS, TABLE_ENTRY_SIZES, assert_close, poison_allocator
+from normkit.testing import (ALIGNED_DESIGN, DTYPES, FAST_DESIGNS, TABLE_ENTRY_SIZES, UNREADABLE_LAYOUTS,
+                             assert_close, poison_allocator, unreadable_rows)
 from rmsnorm.fast import rms_norm_fast
 
 DESIGNS = {**FAST_DESIGNS, "aligned": ALIGNED_DESIGN}
@@ -127,14 +128,10 @@ def test_rows_off_16_bytes(shape, dtype):
     check(shape, dtype)
 
 
-@pytest.mark.parametrize("layout", ["start off 16 bytes", "rows apart"])
+@pytest.mark.parametrize("layout", UNREADABLE_LAYOUTS)
 def test_inputs_the_aligned_windows_cannot_read_take_the_tables_configuration(layout):
-    # the windows assume the first row on 16 bytes and the output's rows where the input's are
     n = 257
-    if layout == "rows apart":
-        x = torch.randn(13, n + 3, device=DEVICE)[:, :n]
-    else:
-        x = torch.randn(13 * n + 1, device=DEVICE)[1:].view(13, n)
+    x = unreadable_rows(layout, n)
     w = torch.randn(n, device=DEVICE)
     config = ("aligned", 512, 2, 4, ("row", 512, 2, 4))
     torch.testing.assert_close(fast.forward_rows(x, w, 1e-6, config=config)[0], F.rms_norm(x, (n,), w, 1e-6))
