@@ -108,9 +108,9 @@ def forward_accesses(op, n, design="row", num_warps=4):
     else:
         constants = dict(N=n, V=8, **aligned_constants(op, n, num_warps), **flags)
     signature.update({c: "constexpr" for c in constants})
-    aligned = {(i,): [["tt.divisibility", 16]] for i in range(len(pointers))}
+    divisible = {(i,): [["tt.divisibility", 16]] for i in range(len(pointers))}
     kernel = getattr(importlib.import_module(module), name)
-    ptx = triton.compile(ASTSource(kernel, signature, constants, aligned),
+    ptx = triton.compile(ASTSource(kernel, signature, constants, divisible),
                          target=GPUTarget("cuda", 90, 32), options={"num_warps": num_warps}).asm["ptx"]
     return sorted(set(re.findall(r"(?:ld|st)\.global[.\w:]*", ptx)))
 

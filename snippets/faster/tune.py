@@ -394,8 +394,8 @@ def worst_difference(outputs, reference):
 def compiled_resources(fast, n):
     """Registers, spills and shared memory of every kernel compiled for width N."""
     out = []
-    for launcher in filter(None, (getattr(fast, name, None) for name in (
-            "fwd_row", "fwd_chunked", "fwd_aligned", "bwd_row", "bwd_staged", "bwd_chunked"))):
+    for launcher in (fast.fwd_row, fast.fwd_chunked, fast.fwd_aligned, fast.bwd_row, fast.bwd_staged,
+                     fast.bwd_chunked):
         names = launcher.kernel.arg_names
         for compiled, consts in launcher.compiled.values():
             meta = dict(zip(names[len(names) - len(consts):], consts))
