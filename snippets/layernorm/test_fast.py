@@ -164,6 +164,24 @@ def test_rows_read_from_aligned_windows_by_default(dtype, monkeypatch):
     check((3, 8193), dtype)  # four steps of 2048 lanes; the row backward (narrow_backward_config)
 
 
+@pytest.mark.parametrize("params", ["fp32", "no weight", "no bias", "neither"])
+def test_aligned_windows_take_every_parameter_pytorch_takes(params, monkeypatch):
+    # fp32 parameters for a bf16 input, and absent ones: the shifted tables follow the parameters
+    monkeypatch.setattr(aligned, "WINDOW_MIN_BYTES", 0)
+    n = 4097
+    x = torch.randn(3, n, device=DEVICE).to(torch.bfloat16)
+    w, b = torch.randn(n, device=DEVICE), torch.randn(n, device=DEVICE)
+    if params != "fp32":
+        w, b = w.to(torch.bfloat16), b.to(torch.bfloat16)
+    w = None if params in ("no weight", "neither") else w
+    b = None if params in ("no bias", "neither") else b
+    assert fast.forward_config(n, 2)[0] == "aligned"
+    y = layer_norm_fast(x, (n,), w, b)
+    assert y.dtype == F.layer_norm(x, (n,), w, b).dtype
+    wide = [None if p is None else p.double() for p in (w, b)]
+    assert_close("y", y, F.layer_norm(x.double(), (n,), *wide), torch.bfloat16)
+
+
 @pytest.mark.parametrize("layout", UNREADABLE_LAYOUTS)
 def test_inputs_the_aligned_windows_cannot_read_take_the_tables_configuration(layout):
     n = 257
