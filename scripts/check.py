@@ -228,6 +228,10 @@ def measured_data():
     return [problem for name in gpu_build.DATA_SETS for problem in gpu_build.data_set_problems(name)]
 
 
+def gpu_tests():
+    return gpu_build.gpu_test_problems()
+
+
 CHECKS = {
     "pages and navigation in step across languages": build_site.out_of_step,
     "translations in step with English": translations_in_step,
@@ -239,6 +243,7 @@ CHECKS = {
     "every chapter on each home page": chapters_on_home_pages,
     "notebooks match their sources": notebooks_in_step,
     "data measured on a GPU, of the current sources": measured_data,
+    "snippet tests passed on a GPU, on the current sources": gpu_tests,
 }
 
 

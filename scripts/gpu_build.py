@@ -1,21 +1,32 @@
 """The GPU build: turn the kernel sources into the numbers the site publishes.
 
-    python scripts/gpu_build.py            # on a CUDA GPU: test, measure, render, run the notebooks
-    python scripts/gpu_build.py measure    # on a CUDA GPU: test, then measure only
+    python scripts/gpu_build.py            # on a CUDA GPU: every step below, in order (make gpu-build)
+    python scripts/gpu_build.py tests      # on a CUDA GPU: pytest snippets, which writes the GPU test record
+    python scripts/gpu_build.py measure    # on a CUDA GPU: measure the data sets (needs a current record)
     python scripts/gpu_build.py render     # anywhere: tables, plots and quotes from the measurements
+    python scripts/gpu_build.py notebooks  # on a CUDA GPU: run the notebooks, keep their outputs
     python scripts/gpu_build.py placeholder --only NAME  # anywhere, no GPU: pages that say "not measured yet"
+
+Each step takes minutes and can be run on its own, so a build that stops is resumed from the step
+that stopped (`measure --resume` skips data sets already measured at this commit on these sources).
 
 Data sets: every snippet package with a dataset.toml registers one, named after the package
 (layernorm and rmsnorm: the chapters' teaching kernels; faster: every provider side by side).
 No MkDocs here: the site is built anywhere from the committed data (make site).
 
 Options: --only NAME (repeatable) picks data sets; --quick runs a tiny sweep to smoke-test the
-pipeline (its data is marked quick and the staleness test refuses it).
+pipeline (its data is marked quick and the staleness test refuses it); --out DIR measures and
+renders into DIR/<name>/ instead of docs/data/ (a second build to compare, scripts/compare_builds.py).
 
 Every data set's measurements land in docs/data/<name>/measurements.json with their provenance:
 GPU, SM count, driver and CUDA versions, torch and triton versions, date, git commit, the device's
 copy bandwidth measured in the same run (three repetitions before the data set and three after it: one
-figure per data set, the ceiling its pages compare with), and the hash of the kernel sources measured.
+figure per data set, the ceiling its pages compare with), and the fingerprint of each measured source:
+the snippet modules the measurement imported, less the ones that only write text (PRESENTATION), as
+normkit.sources reads them (comments, docstrings and formatting do not count).
+
+The GPU test record, docs/data/gpu-tests.json, is written by `pytest snippets` on a GPU (snippets/conftest.py);
+the measure step and `make check` refuse one that failed or does not cover the current sources.
 
 A chapter written on a machine without a GPU gets placeholder data: a measurements.json marked
 "placeholder" (its GPU is "PLACEHOLDER") and, for every table, plot and quote its pages name, a
@@ -26,7 +37,6 @@ replaces the whole folder.
 
 import argparse
 import datetime
-import hashlib
 import importlib
 import importlib.util
 import json
@@ -35,12 +45,14 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS = ROOT / "snippets"
 DATA = ROOT / "docs" / "data"
+GPU_TEST_RECORD = DATA / "gpu-tests.json"
 
 
 def registered_data_sets(snippets=SNIPPETS):
@@ -76,10 +88,20 @@ def check_requirements():
                  "pip install -r requirements.txt -e . (README.md, 'Regenerating the measurements (GPU)')")
 
 sys.path.insert(0, str(SNIPPETS))
+from normkit import sources as source_ids  # noqa: E402  (snippets/ is on the path from here on)
+
+# snippet modules that only write text (tables, words, claims) or identify files: a measurement may
+# import them, but what they change never changes a number, so they are never measured sources
+PRESENTATION = ("report.py", "normkit/words.py", "normkit/tables.py", "normkit/claims.py", "normkit/sources.py")
+
+
+def is_presentation(name):
+    return name.endswith("/report.py") or name in PRESENTATION
 
 
 def loaded_sources(name):
-    """The snippet files a measurement ran: its packages' modules imported in this process.
+    """The snippet files a measurement ran: its packages' modules imported in this process, less the
+    presentation modules, and the launch tables (*.json) beside them.
 
     Each data set is measured in a process of its own (measure() below), so what one measured
     never counts as a source of another.
@@ -90,22 +112,18 @@ def loaded_sources(name):
         path = Path(getattr(module, "__file__", None) or "").resolve()
         if path.suffix == ".py" and path.is_relative_to(SNIPPETS):
             package = path.relative_to(SNIPPETS).parts[0]
-            if package in packages:
-                files.add(path.relative_to(SNIPPETS).as_posix())
+            relative_name = path.relative_to(SNIPPETS).as_posix()
+            if package in packages and not is_presentation(relative_name):
+                files.add(relative_name)
                 # the launch tables a fast module reads (fast_tuned.json) choose the kernels too
                 files.update(p.relative_to(SNIPPETS).as_posix() for p in path.parent.glob("*.json"))
     return sorted(files)
 
 
-def sources_hash(files, snippets=SNIPPETS):
-    """SHA-256 over the named files (paths relative to snippets/) and their contents."""
-    digest = hashlib.sha256()
-    for name in files:
-        digest.update(name.encode())
-        digest.update(b"\0")
-        digest.update((snippets / name).read_bytes())
-        digest.update(b"\0")
-    return digest.hexdigest()
+def source_prints(files, snippets=SNIPPETS):
+    """{file: fingerprint} of the named files (relative to snippets/); a missing file is None."""
+    return {name: source_ids.fingerprint(snippets / name) if (snippets / name).is_file() else None
+            for name in sorted(files)}
 
 
 def measurements_path(name):
@@ -151,26 +169,47 @@ def data_set_problems(name):
     problems = []
     if provenance.get("quick"):
         problems.append(f"{relative(path)} comes from a --quick smoke run: {MEASURE_ON_A_GPU.format(name=name)}")
-    missing = [file for file in provenance.get("sources", []) if not (SNIPPETS / file).is_file()]
-    if missing:
-        problems.append(f"{relative(path)}: measured sources that no longer exist: {', '.join(missing)}; "
-                        + MEASURE_ON_A_GPU.format(name=name))
-    elif provenance.get("sources_sha256") != sources_hash(provenance.get("sources", [])):
-        problems.append(f"{relative(path)}: the kernel sources changed since they were measured; "
+    recorded = provenance.get("sources")
+    if not isinstance(recorded, dict):
+        return problems + [f"{relative(path)} was measured before sources were fingerprinted: "
+                           + MEASURE_ON_A_GPU.format(name=name)]
+    changed = source_ids.changed(recorded, source_prints(recorded))
+    if changed:
+        problems.append(f"{relative(path)}: {_files(changed)} changed since the measurement; "
                         + MEASURE_ON_A_GPU.format(name=name))
     return problems
 
 
+def _files(names, at_most=4):
+    shown = ", ".join(f"snippets/{n}" for n in names[:at_most])
+    return shown + (f" and {len(names) - at_most} more" if len(names) > at_most else "")
+
+
+MAKE_A_RECORD = ("run `python scripts/gpu_build.py tests` on a CUDA machine (it runs pytest snippets and writes "
+                 "the record) and commit docs/data/gpu-tests.json")
+
+
+def gpu_test_problems(record_path=GPU_TEST_RECORD, snippets=SNIPPETS):
+    """Whether the GPU test record passed and covers the snippet files as they are now."""
+    name = relative(record_path)
+    if not record_path.is_file():
+        return [f"{name} does not exist: no record says the snippets pass on a GPU; {MAKE_A_RECORD}"]
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    problems = []
+    if record.get("failed") or record.get("errors"):
+        problems.append(f"{name}: {record.get('failed', 0)} failed and {record.get('errors', 0)} erroring tests "
+                        f"on the {record.get('device')} at commit {str(record.get('commit'))[:12]}: fix them, then "
+                        + MAKE_A_RECORD)
+    changed = source_ids.changed(record.get("sources", {}), source_ids.fingerprints(
+        source_ids.tree_files(snippets), snippets))
+    if changed:
+        problems.append(f"{name}: {_files(changed)} changed since the GPU tests ran (commit "
+                        f"{str(record.get('commit'))[:12]}): {MAKE_A_RECORD}")
+    return problems
+
+
 def git_commit():
-    """The commit the sources came from; the device copy has no .git, so the caller may pass it."""
-    if os.environ.get("NORMKERNELS_COMMIT"):
-        return os.environ["NORMKERNELS_COMMIT"]
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+    return source_ids.git_commit(ROOT)
 
 
 def device_provenance():
@@ -209,21 +248,71 @@ def require_cuda(names):
 
 
 def run_snippet_tests():
-    print("== pytest snippets (on the GPU)", flush=True)
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", str(SNIPPETS)], cwd=ROOT)
+    """pytest snippets on the GPU, across the CPU's cores (pytest-xdist, when installed): each test
+    compiles its own kernels, and compiling is one core's work. It writes the GPU test record."""
+    workers = ["-n", str(min(8, os.cpu_count() or 1))] if importlib.util.find_spec("xdist") else []
+    print(f"== pytest snippets (on the GPU{', ' + workers[1] + ' workers' if workers else ''})", flush=True)
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", *workers, str(SNIPPETS)], cwd=ROOT)
     if result.returncode != 0:
-        sys.exit("snippet tests failed on the GPU: nothing was measured")
+        sys.exit("snippet tests failed on the GPU (above; docs/data/gpu-tests.json records it): nothing is "
+                 "measured until they pass")
 
 
-def measure(names, quick):
+def require_a_current_record():
+    problems = gpu_test_problems()
+    if problems:
+        sys.exit("measuring waits for the snippet tests to pass on a GPU at these sources: " + "; ".join(problems))
+
+
+def measured_here(name, out):
+    """Whether the data set's measurements in out already come from this commit and cover its sources."""
+    path = out / name / "measurements.json"
+    if not path.is_file():
+        return False
+    provenance = json.loads(path.read_text(encoding="utf-8"))["provenance"]
+    return (provenance.get("git_commit") == git_commit() and not not_from_a_gpu(provenance)
+            and isinstance(provenance.get("sources"), dict)
+            and not source_ids.changed(provenance["sources"], source_prints(provenance["sources"])))
+
+
+WARM_PROCESSES = 8  # side by side before a data set is measured, when its measure module has warm()
+
+
+def warm(name, quick):
+    """Fill the compile caches with the data set's kernels in parallel processes (its module's warm())."""
+    command = [sys.executable, __file__, "warm-one", "--only", name] + (["--quick"] if quick else [])
+    start = time.perf_counter()
+    workers = [subprocess.Popen(command + ["--part", f"{k}/{WARM_PROCESSES}"], cwd=ROOT)
+               for k in range(WARM_PROCESSES)]
+    if any(worker.wait() != 0 for worker in workers):
+        sys.exit(f"warming the compile caches for {name} failed (its error is above): nothing was measured")
+    print(f"== {name}: compile caches warm in {time.perf_counter() - start:.0f} s", flush=True)
+
+
+def warm_one(name, quick, part):
+    module = importlib.import_module(DATA_SETS[name]["measure"])
+    if hasattr(module, "warm"):
+        k, parts = map(int, part.split("/"))
+        module.warm(quick, k, parts)
+
+
+def measure(names, quick, out=DATA, resume=False):
     """Measure each data set in a fresh process, so its measured sources are exactly its own."""
     for name in names:
-        command = [sys.executable, __file__, "measure-one", "--only", name] + (["--quick"] if quick else [])
+        if resume and measured_here(name, out):
+            print(f"== {name}: already measured at this commit on these sources (--resume)", flush=True)
+            continue
+        if hasattr(importlib.import_module(DATA_SETS[name]["measure"]), "warm"):
+            warm(name, quick)
+        start = time.perf_counter()
+        command = [sys.executable, __file__, "measure-one", "--only", name, "--out", str(out)] + (
+            ["--quick"] if quick else [])
         if subprocess.run(command, cwd=ROOT).returncode != 0:
-            sys.exit(f"measuring {name} failed (its error is above): docs/data/{name}/ was left as it was")
+            sys.exit(f"measuring {name} failed (its error is above): {out / name} was left as it was")
+        print(f"== {name}: measured in {time.perf_counter() - start:.0f} s", flush=True)
 
 
-def measure_one(name, quick):
+def measure_one(name, quick, out=DATA):
     require_cuda([name])
     from normkit import bench
 
@@ -236,46 +325,56 @@ def measure_one(name, quick):
     # one ceiling per data set: the copy's repetitions before and after the measurement, together
     copy = bench.figure(before["runs"] + after["runs"])
     provenance |= {"copy": copy, "copy_gb_per_s": round(copy["median"], 1)}
-    sources = loaded_sources(name)
+    prints = source_prints(loaded_sources(name))
     document = {
-        "provenance": {**provenance, "sources": sources, "sources_sha256": sources_hash(sources), "quick": quick},
+        "provenance": {**provenance, "sources": prints, "sources_fingerprint": source_ids.combined(prints),
+                       "quick": quick},
         "results": results,
     }
-    write_measurements(name, document)
+    write_measurements(name, document, out / name / "measurements.json")
 
 
-def write_measurements(name, document):
+def write_measurements(name, document, path=None):
     """A data set's new measurements; they replace a placeholder's or synthetic data's whole folder."""
-    path = measurements_path(name)
-    if path.is_file() and not_from_a_gpu(load_measurements(name)["provenance"]):
+    path = path or measurements_path(name)
+    if path.is_file() and not_from_a_gpu(json.loads(path.read_text(encoding="utf-8"))["provenance"]):
         shutil.rmtree(path.parent)  # none of those files may outlive a measurement
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    print(f"   wrote {path.relative_to(ROOT)}", flush=True)
+    print(f"   wrote {path}", flush=True)
 
 
 PROVENANCE_ROWS = ("gpu", "sm_count", "copy_gb_per_s", "driver", "cuda", "torch", "triton", "python", "date",
-                   "git_commit", "sources_sha256")
+                   "git_commit", "sources_fingerprint")
 
 
-def provenance_table(provenance, t):
+def provenance_table(provenance, t, record=None):
+    """The data set's provenance, and the GPU test record's line when there is one."""
     from normkit.claims import with_range
 
     rows = ["| | |", "|---|---|"]
     for key in PROVENANCE_ROWS:
         value = provenance[key]
-        if key in ("git_commit", "sources_sha256"):
+        if key in ("git_commit", "sources_fingerprint"):
             value = f"`{str(value)[:12]}`"
         elif key == "copy_gb_per_s":
             value = with_range(provenance["copy"], "copy", t)
         elif key == "date":
             value = t.date(value)
         rows.append(f"| {t(key)} | {value} |")
+    if record:
+        value = t("gpu_tests_value").format(passed=record["passed"], skipped=record["skipped"],
+                                             date=t.date(record["date"]), commit=f"`{record['commit'][:12]}`")
+        rows.append(f"| {t('gpu_tests')} | {value} |")
     return "\n".join(rows) + "\n"
 
 
-def load_measurements(name):
-    path = measurements_path(name)
+def gpu_test_record():
+    return json.loads(GPU_TEST_RECORD.read_text(encoding="utf-8")) if GPU_TEST_RECORD.is_file() else None
+
+
+def load_measurements(name, path=None):
+    path = path or measurements_path(name)
     if not path.is_file():
         sys.exit(f"{relative(path)} does not exist, so there is nothing to render: {MEASURE_ON_A_GPU.format(name=name)}; "
                  f"to preview its pages without a GPU, `{PLACEHOLDER_COMMAND.format(name=name)}`")
@@ -288,13 +387,14 @@ def render(name, out_dir=None):
     from normkit.tables import write_localized
 
     out_dir = out_dir or DATA / name
-    measurements = load_measurements(name)
+    measurements = load_measurements(name, out_dir / "measurements.json")
     if measurements["provenance"].get("placeholder"):
         write_placeholder_files(name, out_dir)
         return
     out_dir.mkdir(parents=True, exist_ok=True)
     importlib.import_module(DATA_SETS[name]["render"]).write(measurements, out_dir)
-    write_localized(out_dir, "provenance.md", lambda t: provenance_table(measurements["provenance"], t))
+    write_localized(out_dir, "provenance.md", lambda t: provenance_table(measurements["provenance"], t,
+                                                                        gpu_test_record()))
 
 
 # --- Placeholder data: a chapter's pages built and previewed before a GPU has measured it.
@@ -389,18 +489,29 @@ def data_set(name):
     return name
 
 
+STEPS = ("tests", "measure", "render", "notebooks")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("step", nargs="?", choices=("all", "measure", "render", "placeholder", "measure-one"),
+    parser.add_argument("step", nargs="?", choices=("all", *STEPS, "placeholder", "measure-one", "warm-one"),
                         default="all")
     parser.add_argument("--only", action="append", type=data_set, help="a data set to build (repeatable)")
     parser.add_argument("--quick", action="store_true", help="tiny sweeps, to smoke-test the pipeline")
-    parser.add_argument("--skip-tests", action="store_true", help="measure without running pytest first")
+    parser.add_argument("--resume", action="store_true",
+                        help="measure: skip data sets already measured at this commit on these sources")
+    parser.add_argument("--out", type=Path, default=DATA,
+                        help="measure and render into OUT/<name>/ (a second build, to compare)")
+    parser.add_argument("--part", default="0/1", help=argparse.SUPPRESS)  # warm-one: K/W
     args = parser.parse_args()
     names = args.only or list(DATA_SETS)
+    out = args.out.resolve()
 
     if args.step == "measure-one":
-        measure_one(*names, args.quick)
+        measure_one(*names, args.quick, out)
+        return
+    if args.step == "warm-one":
+        warm_one(*names, args.quick, args.part)
         return
     if args.step == "placeholder":
         unmeasured = [name for name in DATA_SETS if not measurements_path(name).is_file()]
@@ -409,21 +520,30 @@ def main():
         for name in args.only or unmeasured:
             placeholder(name)
         return
-    if args.step in ("all", "measure"):
+    steps = STEPS if args.step == "all" else (args.step,)
+    start = time.perf_counter()
+    if {"tests", "measure", "notebooks"} & set(steps):
         check_requirements()
         require_cuda(names)
-        if not args.skip_tests:
-            run_snippet_tests()
-        measure(names, args.quick)
-    if args.step in ("all", "render"):
+    if "tests" in steps:
+        run_snippet_tests()
+        print(f"== tests done at {time.perf_counter() - start:.0f} s", flush=True)
+    if "measure" in steps:
+        require_a_current_record()
+        measure(names, args.quick, out, args.resume)
+    if "render" in steps:
         for name in names:
-            render(name)
-            print(f"== rendered docs/data/{name}", flush=True)
-    if args.step == "all":
+            render(name, out / name)
+            print(f"== rendered {out / name}", flush=True)
+    if "notebooks" in steps:
         import notebooks  # scripts/notebooks.py: run each notebook (nbclient), record its GPU outputs
 
         notebooks.build(execute_cells=True)
-        print("== GPU build done: commit docs/data/ and the notebooks; the site builds anywhere (make site)")
+        print(f"== notebooks done at {time.perf_counter() - start:.0f} s", flush=True)
+    if args.step == "all":
+        print(f"== GPU build done in {time.perf_counter() - start:.0f} s: commit docs/data/ and the notebooks; "
+              "the site builds anywhere (make site)")
+
 
 if __name__ == "__main__":
     main()

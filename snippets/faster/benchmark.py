@@ -17,6 +17,7 @@ Every function returns JSON-serializable dicts.
 """
 
 import argparse
+import dataclasses
 import json
 import time
 
@@ -645,82 +646,146 @@ def sweep_m(n, total, dtype):
     return max(1, round(total / n)) // (2 if dtype == torch.float32 else 1)
 
 
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What one run measures: its protocols and every shape list the pages show."""
+    quick: bool
+    protocol: bench.Protocol
+    M: int  # the target shapes' rows
+    target_n: tuple
+    sweep_n: tuple
+    sweep_total: int  # elements per tensor at every sweep point
+    between_n: tuple
+    other_points: tuple  # (N, dtype name) for the other dtypes
+    compile_n: tuple
+    dw_shape: tuple
+    host_m: tuple
+    host_n: tuple
+    design_n: tuple
+    design_n_fp32: tuple
+    model_protocol: bench.Protocol
+    llama_shapes: tuple
+    llama: dict
+
+
+FULL = Plan(False, bench.PROTOCOL, 32768, tuple(n for _, n in TARGET_SHAPES), BUILD_SWEEP_N, SWEEP_TOTAL,
+            BETWEEN_N, OTHER_DTYPE_POINTS, COMPILE_SWEEP_N, (32768, 4096), HOST_M, HOST_N, DESIGN_N,
+            DESIGN_N_FP32, MODEL_PROTOCOL, LLAMA_SHAPES, LLAMA)
+# small shapes, the quick protocol and no torch.compile: the pipeline smoke-tested in seconds
+QUICK_PLAN = Plan(True, bench.QUICK, 2048, (1024,), (512, 1024), 2**20, (512, 513, 520, 768), ((512, "fp32"),),
+                  (), (4096, 512), (1, 64), (2048,), (1024,), (1024,), bench.QUICK, ((256, 512),),
+                  {**LLAMA, "seq": 256})
+
+
+def plan(quick=False):
+    return QUICK_PLAN if quick else FULL
+
+
+FIRST = tuple(p for p in PROVIDERS if p != "compile")  # torch.compile is timed last, shape by shape
+PACKAGED = tuple(p for p in FIRST if p != "teaching")  # the drop-ins: the widths between, the other dtypes
+
+
+def timing_tasks(p, protocol=None):
+    """Every GPU-time and host-cost figure of the tables, as one set of tasks (measure_all's passes)."""
+    protocol, dtype, tasks = protocol or p.protocol, torch.bfloat16, {}
+    for op in OPS:
+        for n in p.target_n:
+            for name in FIRST:
+                tasks |= gpu_tasks(op, name, p.M, n, dtype, protocol)
+        m, n, small_dtype = SMALL
+        for name in FIRST:
+            tasks |= gpu_tasks(op, name, m, n, small_dtype, protocol)
+            tasks |= host_tasks(op, name, m, n, small_dtype, protocol)
+        for n in p.sweep_n:
+            for name in FIRST:
+                tasks |= gpu_tasks(op, name, sweep_m(n, p.sweep_total, dtype), n, dtype, protocol)
+        for n in p.between_n:  # a width the sweep has is not timed twice: same keys
+            for name in PACKAGED:
+                tasks |= gpu_tasks(op, name, sweep_m(n, p.sweep_total, dtype), n, dtype, protocol)
+        for n, short in p.other_points:
+            other = DTYPES[short]
+            for name in PACKAGED:
+                tasks |= gpu_tasks(op, name, sweep_m(n, p.sweep_total, other), n, other, protocol)
+    return tasks
+
+
+def design_points(p):
+    return [(n, torch.bfloat16) for n in p.design_n] + [(n, torch.float32) for n in p.design_n_fp32]
+
+
+def all_design_tasks(p, protocol=None):
+    return {k: v for op in OPS for n, d in design_points(p)
+            for k, v in design_tasks(op, n, d, protocol or p.protocol, p.sweep_total).items()}
+
+
+def host_grid_tasks(p, protocol=None):
+    """Host cost at few rows: the fast call against eager PyTorch's at each shape of the grid."""
+    return {k: v for op in OPS for m in p.host_m for n in p.host_n for name in ("fast", "torch")
+            for k, v in host_tasks(op, name, m, n, torch.bfloat16, protocol or p.protocol).items()}
+
+
+def compile_shapes(p):
+    """torch.compile's shapes (none in the quick run): it compiles each, so a few only."""
+    if p.quick:
+        return []
+    return [(p.M, n) for n in p.target_n] + [(sweep_m(n, p.sweep_total, torch.bfloat16), n) for n in p.compile_n]
+
+
+def warm(quick=False, part=0, parts=1):
+    """Run every task of the plan that compiles something once, the quick protocol, in this process:
+    Triton's and torch.compile's on-disk caches (and QuACK's) then hold every kernel the measurement
+    launches. The GPU build runs `parts` of these processes side by side before it measures (each
+    compilation is one CPU core's work); nothing they time is kept."""
+    p, protocol = plan(quick), bench.QUICK
+    tasks = {**timing_tasks(p, protocol), **all_design_tasks(p, protocol), **host_grid_tasks(p, protocol),
+             **{k: v for op in OPS for k, v in host_step_tasks(op, protocol).items()},
+             **llama_tasks(protocol, p.llama_shapes, p.llama)[0]}
+    for op in OPS:
+        for m, n in compile_shapes(p):
+            tasks |= gpu_tasks(op, "compile", m, n, torch.bfloat16, protocol)
+    mine = {key: one for i, (key, one) in enumerate(sorted(tasks.items(), key=lambda kv: str(kv[0])))
+            if i % parts == part}
+    bench.measure_all(mine, dataclasses.replace(protocol, repeats=1))
+    return len(mine)
+
+
 def measure(quick=False):
     """Every number of the "Going faster" pages, in one run; a JSON-serializable dict.
 
-    quick=True: small shapes, the quick protocol and no torch.compile, to smoke-test the pipeline in
-    seconds (not for publishing). The full run prints each stage's seconds and records them.
+    quick=True: the quick plan (QUICK_PLAN), to smoke-test the pipeline in seconds (not for
+    publishing). The run prints each stage's seconds and records them, with its slowest tasks.
     """
     if not torch.cuda.is_available():
         raise SystemExit("faster.benchmark.measure needs a CUDA GPU")
-    dtype = torch.bfloat16
-    if quick:
-        protocol, M, target_n, sweep_n, dw_shape = bench.QUICK, 2048, (1024,), (512, 1024), (4096, 512)
-        sweep_total, other_points, compile_n, between_n = 2**20, ((512, "fp32"),), (), (512, 513, 520, 768)
-        host_m, host_n, model_protocol, design_n, design_n_fp32 = (1, 64), (2048,), bench.QUICK, (1024,), (1024,)
-        llama_shapes, llama = ((256, 512),), {**LLAMA, "seq": 256}
-    else:
-        protocol, M, target_n, sweep_n, dw_shape = bench.PROTOCOL, 32768, tuple(n for _, n in TARGET_SHAPES), \
-            BUILD_SWEEP_N, (32768, 4096)
-        sweep_total, other_points, compile_n, between_n = SWEEP_TOTAL, OTHER_DTYPE_POINTS, COMPILE_SWEEP_N, BETWEEN_N
-        host_m, host_n, model_protocol, llama_shapes, llama = HOST_M, HOST_N, MODEL_PROTOCOL, LLAMA_SHAPES, LLAMA
-        design_n, design_n_fp32 = DESIGN_N, DESIGN_N_FP32
-    first = [p for p in PROVIDERS if p != "compile"]  # torch.compile is timed last, shape by shape
-    packaged = [p for p in first if p != "teaching"]  # the drop-ins: the other dtypes' points
-    seconds, start = {}, time.perf_counter()
+    p = plan(quick)
+    protocol, M, target_n, sweep_total, dtype = p.protocol, p.M, p.target_n, p.sweep_total, torch.bfloat16
+    seconds, task_seconds, start = {}, {}, time.perf_counter()
 
     def lap(stage):
         seconds[stage] = round(time.perf_counter() - start - sum(seconds.values()), 1) + 0.0  # no -0.0
         print(f"# faster: {stage} done, {seconds[stage]} s", flush=True)
 
-    # every GPU-time and host-cost figure, in one set of tasks: measure_all runs them as three passes
-    tasks = {}
-    for op in OPS:
-        for n in target_n:
-            for name in first:
-                tasks |= gpu_tasks(op, name, M, n, dtype, protocol)
-        m, n, small_dtype = SMALL
-        for name in first:
-            tasks |= gpu_tasks(op, name, m, n, small_dtype, protocol)
-            tasks |= host_tasks(op, name, m, n, small_dtype, protocol)
-        for n in sweep_n:
-            for name in first:
-                tasks |= gpu_tasks(op, name, sweep_m(n, sweep_total, dtype), n, dtype, protocol)
-        for n in between_n:  # the drop-ins (a width the sweep has is not timed twice: same keys)
-            for name in packaged:
-                tasks |= gpu_tasks(op, name, sweep_m(n, sweep_total, dtype), n, dtype, protocol)
-        for n, short in other_points:
-            other = DTYPES[short]
-            for name in packaged:
-                tasks |= gpu_tasks(op, name, sweep_m(n, sweep_total, other), n, other, protocol)
-    figures = bench.measure_all(tasks, protocol)
+    figures = bench.measure_all(timing_tasks(p), protocol, task_seconds)
     lap("timing")
-    design_points = [(n, dtype) for n in design_n] + [(n, torch.float32) for n in design_n_fp32]
-    designs = bench.measure_all({k: v for op in OPS for n, d in design_points
-                                 for k, v in design_tasks(op, n, d, protocol, sweep_total).items()}, protocol)
+    designs = bench.measure_all(all_design_tasks(p), protocol, task_seconds)
     lap("designs")
     # host cost at few rows: the grid against eager PyTorch, then one call taken apart step by step
-    host_grid = {}
-    for op in OPS:
-        for m in host_m:
-            for n in host_n:
-                for name in ("fast", "torch"):
-                    host_grid |= host_tasks(op, name, m, n, dtype, protocol)
-    host_grid = bench.measure_all(host_grid, protocol)
-    steps = bench.measure_all({k: v for op in OPS for k, v in host_step_tasks(op, protocol).items()}, protocol)
+    host_grid = bench.measure_all(host_grid_tasks(p), protocol, task_seconds)
+    steps = bench.measure_all({k: v for op in OPS for k, v in host_step_tasks(op, protocol).items()}, protocol,
+                              task_seconds)
     traces = [host_trace(op, protocol) for op in OPS]
     lap("host")
-    llama_timing, llama_agreement = llama_tasks(model_protocol, llama_shapes, llama)
-    llama_figures = bench.measure_all(llama_timing, model_protocol)
+    llama_timing, llama_agreement = llama_tasks(p.model_protocol, p.llama_shapes, p.llama)
+    llama_figures = bench.measure_all(llama_timing, p.model_protocol, task_seconds)
     agreement = llama_agreement()
     lap("llama")
-    # torch.compile last and shape by shape: its compilations take the longest (the quick run skips them)
+    # torch.compile last and shape by shape: its compilations take the longest
     compiled = {}
-    for op in OPS if not quick else ():
-        for m, n in [(M, n) for n in target_n] + [(sweep_m(n, sweep_total, dtype), n) for n in compile_n]:
-            compiled |= bench.measure_all(gpu_tasks(op, "compile", m, n, dtype, protocol), protocol)
+    for op in OPS:
+        for m, n in compile_shapes(p):
+            compiled |= bench.measure_all(gpu_tasks(op, "compile", m, n, dtype, protocol), protocol, task_seconds)
     lap("compile")
-    dw = dw_error(*dw_shape, dtype)
+    dw = dw_error(*p.dw_shape, dtype)
     lap("dw_error")
     profiles = []
     for op in OPS:
@@ -738,35 +803,36 @@ def measure(quick=False):
     small_rows = rows_from({k: v for k, v in figures.items() if is_small(k)}, kinds=("gpu", "host"))
 
     bf16 = _dtype_name(dtype)
-    others = {(n, _dtype_name(DTYPES[short])) for n, short in other_points}
+    others = {(n, _dtype_name(DTYPES[short])) for n, short in p.other_points}
 
     def in_targets(r):
         return r["M"] == M and r["N"] in target_n and r["dtype"] == bf16
 
     def in_sweep(r):  # a shape can be in both: 32768 x 4096 is a target and the sweep's point at 4096
         return (r["N"], r["dtype"]) in others or (r["dtype"] == bf16 and r["M"] == sweep_m(r["N"], sweep_total, dtype)
-                                                  and (r["N"] in sweep_n or r["provider"] == "compile"))
+                                                  and (r["N"] in p.sweep_n or r["provider"] == "compile"))
 
     def in_between(r):
-        return r["dtype"] == bf16 and r["N"] in between_n and r["M"] == sweep_m(r["N"], sweep_total, dtype) \
-            and r["provider"] in packaged
+        return r["dtype"] == bf16 and r["N"] in p.between_n and r["M"] == sweep_m(r["N"], sweep_total, dtype) \
+            and r["provider"] in PACKAGED
 
     def chosen(op, keep):
         return [r for r in rows if r["op"] == op and keep(r)]
 
+    slowest = sorted(task_seconds.items(), key=lambda kv: -kv[1])[:20]
     properties = torch.cuda.get_device_properties(0)
     return {
         "quick": quick, "device": properties.name, "sm_count": properties.multi_processor_count,
         "l2_bytes": properties.L2_cache_size,
         "targets_pct": TARGETS_PCT,
-        "M": M, "dtype": _dtype_name(dtype), "target_n": list(target_n), "sweep_n": list(sweep_n),
+        "M": M, "dtype": _dtype_name(dtype), "target_n": list(target_n), "sweep_n": list(p.sweep_n),
         "sweep_total": sweep_total, "sweep_targets_pct": SWEEP_TARGETS_PCT,
         "providers": list(PROVIDERS), "packages": package_versions(), "protocol": bench.protocol_record(protocol),
         "launch": {op: [fast_launch(op, M if n in target_n else sweep_m(n, sweep_total, dtype), n, dtype)
-                        for n in sorted({*target_n, *sweep_n})] for op in OPS},
+                        for n in sorted({*target_n, *p.sweep_n})] for op in OPS},
         "targets": {op: chosen(op, in_targets) for op in OPS},
         "sweep": {op: chosen(op, in_sweep) for op in OPS},
-        "between_n": list(between_n), "between": {op: chosen(op, in_between) for op in OPS},
+        "between_n": list(p.between_n), "between": {op: chosen(op, in_between) for op in OPS},
         "small": small_rows,
         "dw_error": dw, "profile": profiles,
         "designs": [{"op": op, "design": design, "N": n, "dtype": _dtype_name(d), "M": sweep_m(n, sweep_total, d),
@@ -777,10 +843,12 @@ def measure(quick=False):
         "host_steps": {"M": STEPS_SHAPE[0], "N": STEPS_SHAPE[1], "dtype": bf16,
                        "steps": [{"op": op, "step": step, "host_us": fig} for (op, step), fig in steps.items()]},
         "host_trace": traces,
-        "llama": {"config": llama, "shapes": [list(s) for s in llama_shapes], "protocol": bench.protocol_record(model_protocol),
-                  "steps": [{"provider": p, "hidden": h, "gpu_us": fig} for (p, h), fig in llama_figures.items()],
+        "llama": {"config": p.llama, "shapes": [list(s) for s in p.llama_shapes],
+                  "protocol": bench.protocol_record(p.model_protocol),
+                  "steps": [{"provider": prov, "hidden": h, "gpu_us": fig} for (prov, h), fig in llama_figures.items()],
                   "agreement": agreement},
-        "seconds": {**seconds, "total": round(time.perf_counter() - start, 1)},
+        "seconds": {**seconds, "total": round(time.perf_counter() - start, 1),
+                    "slowest_tasks": [[" ".join(map(str, key)), round(s, 2)] for key, s in slowest]},
     }
 
 
@@ -814,10 +882,18 @@ def main(argv=None):
     p.add_argument("--all", metavar="DIR",
                    help="run the GPU build's full measurement (measure()) and render its tables, plots "
                         "and quotes into DIR, as the 'Going faster' pages show them")
-    p.add_argument("--quick", action="store_true", help="with --all: a tiny smoke-test run")
+    p.add_argument("--quick", action="store_true", help="with --all or --warm: the quick plan")
+    p.add_argument("--warm", metavar="K/W", help="fill the compile caches with part K of W of the full "
+                   "measurement's tasks (warm(); the GPU build runs W such processes side by side)")
     a = p.parse_args(argv)
     if not torch.cuda.is_available():
         raise SystemExit("python -m faster needs a CUDA GPU")
+    if a.warm:
+        part, parts = map(int, a.warm.split("/"))
+        start = time.perf_counter()
+        count = warm(a.quick, part, parts)
+        print(f"# faster: warm {a.warm}: {count} tasks, {time.perf_counter() - start:.1f} s", flush=True)
+        return count
     if a.all:
         from pathlib import Path
 

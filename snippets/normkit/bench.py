@@ -24,8 +24,6 @@ import time
 
 import torch
 
-from normkit import words
-
 
 @dataclasses.dataclass(frozen=True)
 class Protocol:
@@ -117,11 +115,12 @@ def figure(runs):
     return {"median": statistics.median(runs), "low": min(runs), "high": max(runs), "runs": list(runs)}
 
 
-def measure_all(tasks, protocol=PROTOCOL):
+def measure_all(tasks, protocol=PROTOCOL, seconds=None):
     """{key: figure} for {key: one_run}, where one_run() measures one repetition (gpu_us, host_us, ...).
 
     The repetitions run as `protocol.repeats` passes over all tasks. A task that raises (a missing
     package, an input the provider refuses) is recorded as {"error": ...} and not tried again.
+    With a dict `seconds`, each task's wall-clock seconds over its passes are added to seconds[key].
     """
     runs = {key: [] for key in tasks}
     errors = {}
@@ -129,12 +128,15 @@ def measure_all(tasks, protocol=PROTOCOL):
         for key, one_run in tasks.items():
             if key in errors:
                 continue
+            start = time.perf_counter()
             try:
                 runs[key].append(one_run())
             except Exception as e:  # noqa: BLE001 - recorded, shown on the page as refused or missing
                 errors[key] = {"error": error_text(e)}
             finally:
                 torch.cuda.empty_cache()
+                if seconds is not None:
+                    seconds[key] = seconds.get(key, 0.0) + time.perf_counter() - start
     return {key: errors.get(key) or figure(runs[key]) for key in tasks}
 
 
@@ -187,6 +189,8 @@ def fixed_cost_fit(points):
 def figure_text(fig, unit="µs", t=None):
     """A figure as a notebook or a terminal prints it: "11.43 µs (11.36–11.54)", in the numbers of t
     (a normkit.words.Words; by default the reader's, words.reader(): "11,43 µs (11,36–11,54)" in vi)."""
+    from normkit import words  # the text of a figure: never a measured source (scripts/gpu_build.py)
+
     t = t or words.reader()
     return f"{t.number(fig['median'], '.2f')} {unit} ({t.number(fig['low'], '.2f')}–{t.number(fig['high'], '.2f')})"
 
