@@ -131,7 +131,8 @@ def measurements_path(name):
 
 
 def relative(path):
-    return Path(path).relative_to(ROOT).as_posix()
+    path = Path(path).resolve()
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
 
 
 MEASURE_ON_A_GPU = "measure it on a CUDA machine (`python scripts/gpu_build.py --only {name}`) and commit docs/data/{name}/"

@@ -71,18 +71,26 @@ def _copy_of_snippets(tmp_path):
 
 @pytest.mark.parametrize("chapter", gpu_build.DATA_SETS)
 def test_a_changed_kernel_line_makes_the_measurements_stale(chapter, tmp_path):
-    sources = load(chapter)["provenance"]["sources"]
+    sources = list(load(chapter)["provenance"]["sources"])
     kernels = [name for name in sources if "@triton.jit" in (gpu_build.SNIPPETS / name).read_text(encoding="utf-8")]
     assert kernels, f"{chapter}: the measured sources hold no kernel"
     snippets = _copy_of_snippets(tmp_path)
-    assert gpu_build.sources_hash(sources, snippets) == gpu_build.sources_hash(sources)
+    assert gpu_build.source_prints(sources, snippets) == gpu_build.source_prints(sources)
     for name in kernels:
-        kernel = snippets / name
-        # a line every kernel file has (not all of them name tl.float32: normkit/aligned.py)
-        kernel.write_text(kernel.read_text(encoding="utf-8").replace("@triton.jit", "@triton.jit  # edited", 1),
-                          encoding="utf-8")
-        assert gpu_build.sources_hash(sources, snippets) != gpu_build.sources_hash(sources), f"{name} is not hashed"
-        kernel.write_text((gpu_build.SNIPPETS / name).read_text(encoding="utf-8"), encoding="utf-8")
+        kernel, original = snippets / name, (gpu_build.SNIPPETS / name).read_text(encoding="utf-8")
+        # a comment and a line break are a tidy-up: the same source
+        kernel.write_text(original.replace("@triton.jit", "# tidied\n\n@triton.jit", 1), encoding="utf-8")
+        assert gpu_build.source_prints([name], snippets) == gpu_build.source_prints([name]), f"{name}: a comment counts"
+        # a line of code is another source
+        kernel.write_text(original.replace("@triton.jit", "EDITED = 1\n\n\n@triton.jit", 1), encoding="utf-8")
+        assert gpu_build.source_prints([name], snippets) != gpu_build.source_prints([name]), f"{name} is not fingerprinted"
+        kernel.write_text(original, encoding="utf-8")
+
+
+def test_presentation_modules_are_never_measured_sources():
+    for chapter in gpu_build.DATA_SETS:
+        sources = load(chapter)["provenance"]["sources"]
+        assert not [name for name in sources if gpu_build.is_presentation(name)], chapter
 
 
 def test_the_measured_sources_are_the_modules_the_measurement_imported():
