@@ -29,7 +29,7 @@ check: $(VENV)/.installed         ## the author's checks, in seconds: includes, 
 test: check                       ## every test, after make check: the snippets (GPU or interpreter) and the site
 	$(PY) -m pytest snippets tests
 
-gpu-build:                        ## on a CUDA machine with the requirements: test, measure, render, run the notebooks
+gpu-build:                        ## on a CUDA machine with the requirements: tests (the GPU record), measure, render, notebooks
 	PYTHONPATH=snippets$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) scripts/gpu_build.py
 
 clean:
