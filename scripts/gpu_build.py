@@ -279,38 +279,47 @@ def measured_here(name, out):
 WARM_PROCESSES = 8  # side by side before a data set is measured, when its measure module has warm()
 
 
-def warm(name, quick):
-    """Fill the compile caches with the data set's kernels in parallel processes (its module's warm())."""
+def has_warm(name):
+    return hasattr(importlib.import_module(DATA_SETS[name]["measure"]), "warm")
+
+
+def start_warming(name, quick):
+    """Processes that fill the compile caches with the data set's kernels (its module's warm()): they
+    time nothing that is kept, so they may run beside the tests."""
     command = [sys.executable, __file__, "warm-one", "--only", name] + (["--quick"] if quick else [])
-    start = time.perf_counter()
-    workers = [subprocess.Popen(command + ["--part", f"{k}/{WARM_PROCESSES}"], cwd=ROOT)
-               for k in range(WARM_PROCESSES)]
+    return [subprocess.Popen(command + ["--part", f"{k}/{WARM_PROCESSES}"], cwd=ROOT) for k in range(WARM_PROCESSES)]
+
+
+def finish_warming(name, workers, start):
     if any(worker.wait() != 0 for worker in workers):
         sys.exit(f"warming the compile caches for {name} failed (its error is above): nothing was measured")
-    print(f"== {name}: compile caches warm in {time.perf_counter() - start:.0f} s", flush=True)
+    print(f"== {name}: compile caches warm at {time.perf_counter() - start:.0f} s", flush=True)
 
 
 def warm_one(name, quick, part):
-    module = importlib.import_module(DATA_SETS[name]["measure"])
-    if hasattr(module, "warm"):
-        k, parts = map(int, part.split("/"))
-        module.warm(quick, k, parts)
+    k, parts = map(int, part.split("/"))
+    importlib.import_module(DATA_SETS[name]["measure"]).warm(quick, k, parts)
 
 
-def measure(names, quick, out=DATA, resume=False):
-    """Measure each data set in a fresh process, so its measured sources are exactly its own."""
+def measure(names, quick, out=DATA, resume=False, warming=None):
+    """Measure each data set in a fresh process, so its measured sources are exactly its own.
+    warming: {name: warm-up processes already started}; a data set with warm() and none is warmed first."""
+    warming = dict(warming or {})
     for name in names:
         if resume and measured_here(name, out):
             print(f"== {name}: already measured at this commit on these sources (--resume)", flush=True)
             continue
-        if hasattr(importlib.import_module(DATA_SETS[name]["measure"]), "warm"):
-            warm(name, quick)
         start = time.perf_counter()
+        if name in warming or has_warm(name):
+            finish_warming(name, warming.pop(name, None) or start_warming(name, quick), start)
         command = [sys.executable, __file__, "measure-one", "--only", name, "--out", str(out)] + (
             ["--quick"] if quick else [])
         if subprocess.run(command, cwd=ROOT).returncode != 0:
             sys.exit(f"measuring {name} failed (its error is above): {out / name} was left as it was")
         print(f"== {name}: measured in {time.perf_counter() - start:.0f} s", flush=True)
+    for workers in warming.values():  # started for a data set that --resume skipped
+        for worker in workers:
+            worker.wait()
 
 
 def measure_one(name, quick, out=DATA):
@@ -526,12 +535,20 @@ def main():
     if {"tests", "measure", "notebooks"} & set(steps):
         check_requirements()
         require_cuda(names)
+    warming = {}
     if "tests" in steps:
-        run_snippet_tests()
+        if "measure" in steps:  # the compile caches fill on the other cores while the tests run
+            warming = {name: start_warming(name, args.quick) for name in names if has_warm(name)}
+        try:
+            run_snippet_tests()
+        except SystemExit:  # the tests failed: nothing will be measured
+            for worker in (w for workers in warming.values() for w in workers):
+                worker.kill()
+            raise
         print(f"== tests done at {time.perf_counter() - start:.0f} s", flush=True)
     if "measure" in steps:
         require_a_current_record()
-        measure(names, args.quick, out, args.resume)
+        measure(names, args.quick, out, args.resume, warming)
     if "render" in steps:
         for name in names:
             render(name, out / name)

@@ -593,8 +593,8 @@ def host_trace(op, protocol=bench.PROTOCOL, shape=STEPS_SHAPE, dtype=torch.bfloa
 
 
 # The "faster" data set of the GPU build (scripts/gpu_build.py): everything the "Going faster"
-# pages show, measured in one process with normkit.bench.PROTOCOL. Budget on an H200: about
-# 3 minutes, a third of it compilation (Triton's per width, torch.compile's per shape).
+# pages show, measured in one process with normkit.bench.PROTOCOL, after warm() has compiled its
+# kernels in parallel processes (each stage's seconds on an H200: notes/gpu-build.md).
 TARGETS_PCT = {"fwd": 92.0, "fwd_bwd": 85.0}  # the issue's targets, % of the copy bandwidth
 # issue 13's targets over the sweep, GPU-bound: forward, and forward+backward up to / past N = 8192
 SWEEP_TARGETS_PCT = {"fwd": 90.0, "fwd_bwd": 85.0, "fwd_bwd_wide": 75.0, "wide_above": 8192}
