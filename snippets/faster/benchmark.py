@@ -135,8 +135,17 @@ def make_step(op, fn, M, N, dtype, key):
     return make
 
 
+PASSES = ("fwd", "fwd_bwd")
+
+
 def bytes_moved(key, M, N, dtype):
     return {"fwd": 2, "fwd_bwd": 5}[key] * M * N * dtype.itemsize
+
+
+def figure_keys(op, name, M, N, dtype, kind):
+    """The keys of one provider's figures at one shape, both passes: (op, name, M, N, dtype name,
+    pass, "gpu" or "host")."""
+    return [(op, name, M, N, _dtype_name(dtype), key, kind) for key in PASSES]
 
 
 def gpu_tasks(op, name, M, N, dtype, protocol):
@@ -154,21 +163,22 @@ def gpu_tasks(op, name, M, N, dtype, protocol):
             fn_holder["fn"] = _provider_fn(op, name)
         return fn_holder["fn"]
 
-    for key in ("fwd", "fwd_bwd"):
+    for figure_key in figure_keys(op, name, M, N, dtype, "gpu"):
+        key = figure_key[5]
         copies = bench.rotating_copies(bytes_moved(key, M, N, dtype), protocol)
 
         def one(key=key, copies=copies):
             return bench.gpu_us(make_step(op, fn(), M, N, dtype, key), copies, protocol)
-        tasks[(op, name, M, N, _dtype_name(dtype), key, "gpu")] = one
+        tasks[figure_key] = one
     return tasks
 
 
 def host_tasks(op, name, M, N, dtype, protocol):
     tasks = {}
-    for key in ("fwd", "fwd_bwd"):
-        def one(key=key):
+    for figure_key in figure_keys(op, name, M, N, dtype, "host"):
+        def one(key=figure_key[5]):
             return bench.host_us(make_step(op, _provider_fn(op, name), M, N, dtype, key), protocol)
-        tasks[(op, name, M, N, _dtype_name(dtype), key, "host")] = one
+        tasks[figure_key] = one
     return tasks
 
 
@@ -181,13 +191,18 @@ DESIGN_N = (2304, 4352, 8192, 9216, 16384)
 DESIGN_N_FP32 = (16384,)
 
 
+def designs_at(op, n, dtype):
+    """{design: its launch table entry} of the designs the launch table of the dtype's size has at n."""
+    return _fast_module(op).tuned_table(dtype.itemsize)["backward_designs"].get(n, {})
+
+
 def design_tasks(op, n, dtype, protocol, total):
     """{(op, design, n, dtype): one repetition of the backward's GPU time} for each design in the
     launch table of the dtype's size."""
     fast = _fast_module(op)
     M = sweep_m(n, total, dtype)
     tasks = {}
-    for design, entry in fast.tuned_table(dtype.itemsize)["backward_designs"].get(n, {}).items():
+    for design, entry in designs_at(op, n, dtype).items():
         def make(config=fast.backward_entry_config(entry, n)):
             x, w, b, dy, _ = _inputs(op, M, n, dtype, grad=False)
             if op == "layernorm":
@@ -206,6 +221,8 @@ HOST_M = (1, 8, 64, 512)
 HOST_N = (2048, 4096, 8192)
 HOST_TARGETS = {"fwd": 1.2, "fwd_bwd": 1.5}
 STEPS_SHAPE = (8, 4096)  # the shape whose call is taken apart step by step (host_step_tasks)
+HOST_STEPS = ("synchronize", "checks", "views", "allocate", "launch", "forward_rows", "call", "torch_call",
+              "autograd_forward", "backward_rows", "autograd_identity", "call_fwd_bwd", "torch_fwd_bwd")
 
 
 class _Identity(torch.autograd.Function):
@@ -277,9 +294,11 @@ def host_step_tasks(op, protocol, shape=STEPS_SHAPE, dtype=torch.bfloat16):
             holder["calls"] = _fast_calls(op, *shape, dtype)
         return holder["calls"]
 
-    steps = ("synchronize", "checks", "views", "allocate", "launch", "forward_rows", "call", "torch_call",
-             "autograd_forward", "backward_rows", "autograd_identity", "call_fwd_bwd", "torch_fwd_bwd")
-    return {(op, step): (lambda step=step: bench.host_us(lambda: calls()[step], protocol)) for step in steps}
+    return {(op, step): (lambda step=step: bench.host_us(lambda: calls()[step], protocol)) for step in HOST_STEPS}
+
+
+def all_host_step_tasks(protocol):
+    return {k: v for op in OPS for k, v in host_step_tasks(op, protocol).items()}
 
 
 # A Llama-style training step (forward, loss, gradients of every parameter) with Hugging Face's
@@ -333,13 +352,13 @@ def llama_tasks(protocol, shapes=LLAMA_SHAPES, llama=LLAMA):
 
     g = torch.Generator(device="cuda").manual_seed(1)
     ids = torch.randint(0, llama["vocab"], (llama["batch"], llama["seq"]), device="cuda", generator=g)
+    intermediate_of = dict(shapes)
     tasks = {}
-    for hidden, intermediate in shapes:
-        for provider in MODEL_PROVIDERS:
-            def one(provider=provider, hidden=hidden, intermediate=intermediate):
-                m = model(provider, hidden, intermediate)
-                return bench.gpu_us(lambda: (lambda: llama_step(m, ids)), 1, protocol)
-            tasks[(provider, hidden)] = one
+    for provider, hidden in llama_keys(shapes):
+        def one(provider=provider, hidden=hidden):
+            m = model(provider, hidden, intermediate_of[hidden])
+            return bench.gpu_us(lambda: (lambda: llama_step(m, ids)), 1, protocol)
+        tasks[(provider, hidden)] = one
 
     def agreement():
         out = []
@@ -353,11 +372,21 @@ def llama_tasks(protocol, shapes=LLAMA_SHAPES, llama=LLAMA):
                     continue
                 rel = max(((a.float() - r.float()).norm() / r.float().norm().clamp_min(1e-30)).item()
                           for a, r in zip(grads, ref_grads))
-                out.append({"provider": provider, "hidden": hidden, "loss": loss.item(),
-                            "eager_loss": ref_loss.item(), "max_grad_rel_diff": rel})
+                out.append(agreement_record(provider, hidden, loss.item(), ref_loss.item(), rel))
         models_by.clear()
         return out
     return tasks, agreement
+
+
+def llama_keys(shapes):
+    """(provider, hidden) of every Llama step timed: each provider at each shape."""
+    return [(provider, hidden) for hidden, _ in shapes for provider in MODEL_PROVIDERS]
+
+
+def agreement_record(provider, hidden, loss, eager_loss, max_grad_rel_diff):
+    """One provider's Llama step against eager's: its loss and its gradients' largest relative difference."""
+    return {"provider": provider, "hidden": hidden, "loss": loss, "eager_loss": eager_loss,
+            "max_grad_rel_diff": max_grad_rel_diff}
 
 
 def rows_from(figures, kinds=("gpu",)):
@@ -374,7 +403,10 @@ def rows_from(figures, kinds=("gpu",)):
         f"{key}_{kind}_us" in row for key in ("fwd", "fwd_bwd") for kind in kinds)]
 
 
-def dw_error(M=32768, N=4096, dtype=torch.bfloat16, providers=("teaching", "fast", "torch", "liger")):
+DW_PROVIDERS = ("teaching", "fast", "torch", "liger")
+
+
+def dw_error(M=32768, N=4096, dtype=torch.bfloat16, providers=DW_PROVIDERS):
     """dW error against PyTorch's fp32 computation, for each LayerNorm design, at many rows.
 
     Includes an emulation of the official Triton tutorial's lock buffer, whose partial
@@ -391,13 +423,13 @@ def dw_error(M=32768, N=4096, dtype=torch.bfloat16, providers=("teaching", "fast
         return {"max_abs": d.max().item(), "rel_norm": (d.norm() / dw_ref.norm()).item(),
                 "max_abs_ref": dw_ref.abs().max().item()}
 
-    result = {"M": M, "N": N, "dtype": str(dtype).replace("torch.", "")}
+    errors = {}
     for name in providers:
         try:
             fn = _provider_fn("layernorm", name)
-            result[name] = err(torch.autograd.grad(fn(x, w, b), params, dy)[1])
+            errors[name] = err(torch.autograd.grad(fn(x, w, b), params, dy)[1])
         except Exception as e:
-            result[name] = {"error": f"{type(e).__name__}: {str(e)[:160]}"}
+            errors[name] = {"error": f"{type(e).__name__}: {str(e)[:160]}"}
 
     # the tutorial's design: partial rows in the input dtype, one per group of rows
     group = 64 if N > 4096 else (96 if N > 1024 else 128)
@@ -410,9 +442,15 @@ def dw_error(M=32768, N=4096, dtype=torch.bfloat16, providers=("teaching", "fast
         for start in range(0, M, group):                          # rows start..start+group-1 hit groups 0..
             chunk = contrib[start:start + group]
             part[: chunk.shape[0]] = (part[: chunk.shape[0]].float() + chunk.float()).to(dtype)
-        result["lock_buffer_in_input_dtype"] = err(part.float().sum(0).to(dtype))
-        result["lock_buffer_in_input_dtype"]["group_size"] = group
-    return result
+        lock = err(part.float().sum(0).to(dtype))
+    return dw_record(M, N, dtype, errors, lock, group)
+
+
+def dw_record(M, N, dtype, errors, lock, group):
+    """dw_error's figures: {provider: its error, or why it has none} and the lock buffer's, with its group size.
+    Each error: {"max_abs", "rel_norm", "max_abs_ref"} (the largest |dW| of the reference)."""
+    return {"M": M, "N": N, "dtype": _dtype_name(dtype), **errors,
+            "lock_buffer_in_input_dtype": {**lock, "group_size": group}}
 
 
 
@@ -472,6 +510,11 @@ def profile(op, M, N, dtype=torch.bfloat16, provider="fast", protocol=bench.PROT
     (the profiler's device time, summed over the call's kernels) and each kernel's share."""
     runs = [profile_once(op, M, N, dtype, provider, warmup_calls=protocol.warmup_calls)
             for _ in range(protocol.repeats)]
+    return profile_record(op, M, N, dtype, provider, runs)
+
+
+def profile_record(op, M, N, dtype, provider, runs):
+    """The profile's figures from its repetitions (profile_once's), the eight slowest kernels by name."""
     names = sorted({k for r in runs for k in r["kernels"]}, key=lambda k: -runs[-1]["kernels"].get(k, (0, 0))[0])
     kernels = [{"kernel": k, "us_per_call": bench.figure([r["kernels"].get(k, (0.0, 0))[0] for r in runs]),
                 "count_per_call": runs[-1]["kernels"].get(k, (0.0, 0))[1]} for k in names[:8]]
@@ -570,7 +613,11 @@ def host_trace(op, protocol=bench.PROTOCOL, shape=STEPS_SHAPE, dtype=torch.bfloa
     length a figure over the repetitions that have it (matched by name, thread, level, occurrence)."""
     runs = [host_trace_once(op, shape, dtype, provider, warmup_calls=protocol.warmup_calls)
             for _ in range(protocol.repeats)]
+    return trace_record(op, shape, dtype, provider, runs)
 
+
+def trace_record(op, shape, dtype, provider, runs):
+    """The trace's figures from its repetitions (host_trace_once's: call_spans of one call each)."""
     def keyed(run):
         seen, out = {}, {}
         for s in run["spans"]:
@@ -613,13 +660,13 @@ COMPILE_SWEEP_N = (2048, 12288)  # torch.compile compiles each shape: a few N on
 SMALL = (128, 257, torch.float32)  # the launch-bound shape: GPU time against host cost
 
 
-def fast_launch(op, M, N, dtype=torch.bfloat16):
-    """The launch configuration the fast kernels pick for one shape, and the backward's grid."""
+def fast_launch(op, M, N, sms, dtype=torch.bfloat16):
+    """The launch configuration the fast kernels pick for one shape on a GPU of `sms` SMs, and the
+    backward's grid."""
     fast = _fast_module(op)
     elt = torch.empty((), dtype=dtype).element_size()
     fwd = fast.forward_config(N, elt)
     bwd = fast.backward_config(N, elt)
-    sms = fast.sm_count(torch.cuda.current_device())
     staged = bwd[0] == "staged"
     split = bwd[5] if staged else 1  # programs that share a row
     # as backward_rows computes it: groups of `split` programs, one partial row each
@@ -685,27 +732,37 @@ FIRST = tuple(p for p in PROVIDERS if p != "compile")  # torch.compile is timed 
 PACKAGED = tuple(p for p in FIRST if p != "teaching")  # the drop-ins: the widths between, the other dtypes
 
 
-def timing_tasks(p, protocol=None):
-    """Every GPU-time and host-cost figure of the tables, as one set of tasks (measure_all's passes)."""
-    protocol, dtype, tasks = protocol or p.protocol, torch.bfloat16, {}
+def timing_points(p):
+    """{(op, provider, M, N, dtype): kinds} of every figure of the tables: GPU time ("gpu") at every
+    point, and the host cost ("host") too at the launch-bound shape. A shape in two lists is one point."""
+    bf16, points = torch.bfloat16, {}
     for op in OPS:
         for n in p.target_n:
-            for name in FIRST:
-                tasks |= gpu_tasks(op, name, p.M, n, dtype, protocol)
+            points |= {(op, name, p.M, n, bf16): ("gpu",) for name in FIRST}
         m, n, small_dtype = SMALL
-        for name in FIRST:
-            tasks |= gpu_tasks(op, name, m, n, small_dtype, protocol)
-            tasks |= host_tasks(op, name, m, n, small_dtype, protocol)
+        points |= {(op, name, m, n, small_dtype): ("gpu", "host") for name in FIRST}
         for n in p.sweep_n:
-            for name in FIRST:
-                tasks |= gpu_tasks(op, name, sweep_m(n, p.sweep_total, dtype), n, dtype, protocol)
-        for n in p.between_n:  # a width the sweep has is not timed twice: same keys
-            for name in PACKAGED:
-                tasks |= gpu_tasks(op, name, sweep_m(n, p.sweep_total, dtype), n, dtype, protocol)
+            points |= {(op, name, sweep_m(n, p.sweep_total, bf16), n, bf16): ("gpu",) for name in FIRST}
+        for n in p.between_n:
+            points |= {(op, name, sweep_m(n, p.sweep_total, bf16), n, bf16): ("gpu",) for name in PACKAGED}
         for n, short in p.other_points:
             other = DTYPES[short]
-            for name in PACKAGED:
-                tasks |= gpu_tasks(op, name, sweep_m(n, p.sweep_total, other), n, other, protocol)
+            points |= {(op, name, sweep_m(n, p.sweep_total, other), n, other): ("gpu",) for name in PACKAGED}
+    return points
+
+
+def timing_keys(p):
+    """The keys of every figure timing_tasks(p) measures (and of compile_keys(p): the rows' too)."""
+    return [key for point, kinds in timing_points(p).items() for kind in kinds for key in figure_keys(*point, kind)]
+
+
+def timing_tasks(p, protocol=None):
+    """Every GPU-time and host-cost figure of the tables, as one set of tasks (measure_all's passes)."""
+    protocol, tasks = protocol or p.protocol, {}
+    for point, kinds in timing_points(p).items():
+        tasks |= gpu_tasks(*point, protocol)
+        if "host" in kinds:
+            tasks |= host_tasks(*point, protocol)
     return tasks
 
 
@@ -713,15 +770,33 @@ def design_points(p):
     return [(n, torch.bfloat16) for n in p.design_n] + [(n, torch.float32) for n in p.design_n_fp32]
 
 
+def design_keys(p):
+    """(op, design, N, dtype) of every backward design of the side-by-side."""
+    return [(op, design, n, d) for op in OPS for n, d in design_points(p) for design in designs_at(op, n, d)]
+
+
 def all_design_tasks(p, protocol=None):
     return {k: v for op in OPS for n, d in design_points(p)
             for k, v in design_tasks(op, n, d, protocol or p.protocol, p.sweep_total).items()}
 
 
+def host_grid_points(p):
+    """(op, provider, M, N, dtype) of the host grid: the fast call and eager PyTorch's at each shape."""
+    return [(op, name, m, n, torch.bfloat16) for op in OPS for m in p.host_m for n in p.host_n
+            for name in ("fast", "torch")]
+
+
+def host_grid_keys(p):
+    return [key for point in host_grid_points(p) for key in figure_keys(*point, "host")]
+
+
 def host_grid_tasks(p, protocol=None):
     """Host cost at few rows: the fast call against eager PyTorch's at each shape of the grid."""
-    return {k: v for op in OPS for m in p.host_m for n in p.host_n for name in ("fast", "torch")
-            for k, v in host_tasks(op, name, m, n, torch.bfloat16, protocol or p.protocol).items()}
+    return {k: v for point in host_grid_points(p) for k, v in host_tasks(*point, protocol or p.protocol).items()}
+
+
+def host_step_keys():
+    return [(op, step) for op in OPS for step in HOST_STEPS]
 
 
 def compile_shapes(p):
@@ -731,6 +806,15 @@ def compile_shapes(p):
     return [(p.M, n) for n in p.target_n] + [(sweep_m(n, p.sweep_total, torch.bfloat16), n) for n in p.compile_n]
 
 
+def compile_keys(p):
+    return [key for op in OPS for m, n in compile_shapes(p) for key in figure_keys(op, "compile", m, n, torch.bfloat16, "gpu")]
+
+
+def profile_points(p):
+    """(op, M, N, provider) of every profile: the fast call and eager PyTorch's, which the pages compare."""
+    return [(op, p.M, n, name) for op in OPS for n in p.target_n for name in ("fast", "torch")]
+
+
 def warm(quick=False, part=0, parts=1):
     """Run every task of the plan that compiles something once, the quick protocol, in this process:
     Triton's and torch.compile's on-disk caches (and QuACK's) then hold every kernel the measurement
@@ -738,8 +822,7 @@ def warm(quick=False, part=0, parts=1):
     compilation is one CPU core's work); nothing they time is kept."""
     p, protocol = plan(quick), bench.QUICK
     tasks = {**timing_tasks(p, protocol), **all_design_tasks(p, protocol), **host_grid_tasks(p, protocol),
-             **{k: v for op in OPS for k, v in host_step_tasks(op, protocol).items()},
-             **llama_tasks(protocol, p.llama_shapes, p.llama)[0]}
+             **all_host_step_tasks(protocol), **llama_tasks(protocol, p.llama_shapes, p.llama)[0]}
     for op in OPS:
         for m, n in compile_shapes(p):
             tasks |= gpu_tasks(op, "compile", m, n, torch.bfloat16, protocol)
@@ -749,16 +832,29 @@ def warm(quick=False, part=0, parts=1):
     return len(mine)
 
 
-def measure(quick=False):
-    """Every number of the "Going faster" pages, in one run; a JSON-serializable dict.
+@dataclasses.dataclass
+class Measured:
+    """What one run measured, before assemble() lays it out as the pages' data set. Each {key:
+    figure} dict has the keys of the plan's *_keys functions; the records are the *_record
+    functions' (a figure or record may be {"error": ...} instead)."""
+    device: dict  # "name", "sm_count", "l2_bytes"
+    packages: dict  # package_versions()
+    timing: dict  # timing_keys(p) and compile_keys(p)
+    designs: dict  # design_keys(p)
+    host_grid: dict  # host_grid_keys(p)
+    steps: dict  # host_step_keys()
+    traces: list  # trace_record, one per op
+    llama: dict  # llama_keys(p.llama_shapes)
+    agreement: list  # agreement_record per llama key
+    dw: dict  # dw_record at p.dw_shape
+    profiles: list  # profile_record per profile_points(p)
+    seconds: dict  # each stage's, "total" and "slowest_tasks"
 
-    quick=True: the quick plan (QUICK_PLAN), to smoke-test the pipeline in seconds (not for
-    publishing). The run prints each stage's seconds and records them, with its slowest tasks.
-    """
-    if not torch.cuda.is_available():
-        raise SystemExit("faster.benchmark.measure needs a CUDA GPU")
-    p = plan(quick)
-    protocol, M, target_n, sweep_total, dtype = p.protocol, p.M, p.target_n, p.sweep_total, torch.bfloat16
+
+def run(p):
+    """Every task of the plan, stage by stage (each stage's seconds printed and recorded, with the
+    slowest tasks): a Measured."""
+    protocol, dtype = p.protocol, torch.bfloat16
     seconds, task_seconds, start = {}, {}, time.perf_counter()
 
     def lap(stage):
@@ -771,8 +867,7 @@ def measure(quick=False):
     lap("designs")
     # host cost at few rows: the grid against eager PyTorch, then one call taken apart step by step
     host_grid = bench.measure_all(host_grid_tasks(p), protocol, task_seconds)
-    steps = bench.measure_all({k: v for op in OPS for k, v in host_step_tasks(op, protocol).items()}, protocol,
-                              task_seconds)
+    steps = bench.measure_all(all_host_step_tasks(protocol), protocol, task_seconds)
     traces = [host_trace(op, protocol) for op in OPS]
     lap("host")
     llama_timing, llama_agreement = llama_tasks(p.model_protocol, p.llama_shapes, p.llama)
@@ -780,26 +875,37 @@ def measure(quick=False):
     agreement = llama_agreement()
     lap("llama")
     # torch.compile last and shape by shape: its compilations take the longest
-    compiled = {}
     for op in OPS:
         for m, n in compile_shapes(p):
-            compiled |= bench.measure_all(gpu_tasks(op, "compile", m, n, dtype, protocol), protocol, task_seconds)
+            figures |= bench.measure_all(gpu_tasks(op, "compile", m, n, dtype, protocol), protocol, task_seconds)
     lap("compile")
     dw = dw_error(*p.dw_shape, dtype)
     lap("dw_error")
     profiles = []
-    for op in OPS:
-        for n in target_n:
-            for name in ("fast", "torch"):  # the pages compare these two
-                try:
-                    profiles.append(profile(op, M, n, dtype, name, protocol))
-                except Exception as e:  # a profiler that cannot start: the pages then fail to build, loudly
-                    profiles.append({"op": op, "provider": name, "M": M, "N": n, "error": bench.error_text(e)})
-                torch.cuda.empty_cache()
+    for op, M, n, name in profile_points(p):
+        try:
+            profiles.append(profile(op, M, n, dtype, name, protocol))
+        except Exception as e:  # a profiler that cannot start: the pages then fail to build, loudly
+            profiles.append({"op": op, "provider": name, "M": M, "N": n, "error": bench.error_text(e)})
+        torch.cuda.empty_cache()
     lap("profile")
+    slowest = sorted(task_seconds.items(), key=lambda kv: -kv[1])[:20]
+    seconds |= {"total": round(time.perf_counter() - start, 1),
+                "slowest_tasks": [[" ".join(map(str, key)), round(s, 2)] for key, s in slowest]}
+    properties = torch.cuda.get_device_properties(0)
+    device = {"name": properties.name, "sm_count": properties.multi_processor_count,
+              "l2_bytes": properties.L2_cache_size}
+    return Measured(device, package_versions(), figures, designs, host_grid, steps, traces, llama_figures,
+                    agreement, dw, profiles, seconds)
 
+
+def assemble(p, measured):
+    """The data set of the "Going faster" pages from what a run of plan p measured: a JSON-serializable
+    dict (faster.report renders it). Needs no GPU: the CPU tests assemble synthetic runs of both plans."""
+    M, target_n, sweep_total, dtype = p.M, p.target_n, p.sweep_total, torch.bfloat16
+    figures = measured.timing
     is_small = lambda key: key[2:5] == (SMALL[0], SMALL[1], _dtype_name(SMALL[2]))  # noqa: E731
-    rows = rows_from({k: v for k, v in (figures | compiled).items() if not is_small(k)})
+    rows = rows_from({k: v for k, v in figures.items() if not is_small(k)})
     small_rows = rows_from({k: v for k, v in figures.items() if is_small(k)}, kinds=("gpu", "host"))
 
     bf16 = _dtype_name(dtype)
@@ -819,37 +925,56 @@ def measure(quick=False):
     def chosen(op, keep):
         return [r for r in rows if r["op"] == op and keep(r)]
 
-    slowest = sorted(task_seconds.items(), key=lambda kv: -kv[1])[:20]
-    properties = torch.cuda.get_device_properties(0)
+    sms = measured.device["sm_count"]
     return {
-        "quick": quick, "device": properties.name, "sm_count": properties.multi_processor_count,
-        "l2_bytes": properties.L2_cache_size,
+        "quick": p.quick, "device": measured.device["name"], "sm_count": sms,
+        "l2_bytes": measured.device["l2_bytes"],
         "targets_pct": TARGETS_PCT,
-        "M": M, "dtype": _dtype_name(dtype), "target_n": list(target_n), "sweep_n": list(p.sweep_n),
+        "M": M, "dtype": bf16, "target_n": list(target_n), "sweep_n": list(p.sweep_n),
         "sweep_total": sweep_total, "sweep_targets_pct": SWEEP_TARGETS_PCT,
-        "providers": list(PROVIDERS), "packages": package_versions(), "protocol": bench.protocol_record(protocol),
-        "launch": {op: [fast_launch(op, M if n in target_n else sweep_m(n, sweep_total, dtype), n, dtype)
+        "providers": list(PROVIDERS), "packages": measured.packages, "protocol": bench.protocol_record(p.protocol),
+        "launch": {op: [fast_launch(op, M if n in target_n else sweep_m(n, sweep_total, dtype), n, sms, dtype)
                         for n in sorted({*target_n, *p.sweep_n})] for op in OPS},
         "targets": {op: chosen(op, in_targets) for op in OPS},
         "sweep": {op: chosen(op, in_sweep) for op in OPS},
         "between_n": list(p.between_n), "between": {op: chosen(op, in_between) for op in OPS},
         "small": small_rows,
-        "dw_error": dw, "profile": profiles,
+        "dw_error": measured.dw, "profile": measured.profiles,
         "designs": [{"op": op, "design": design, "N": n, "dtype": _dtype_name(d), "M": sweep_m(n, sweep_total, d),
-                     "config": list(_fast_module(op).tuned_table(d.itemsize)["backward_designs"][n][design]),
-                     "bwd_gpu_us": fig} for (op, design, n, d), fig in designs.items()],
+                     "config": list(designs_at(op, n, d)[design]), "bwd_gpu_us": fig}
+                    for (op, design, n, d), fig in measured.designs.items()],
         "host_targets": HOST_TARGETS,
-        "host_grid": rows_from(host_grid, kinds=("host",)),
+        "host_grid": rows_from(measured.host_grid, kinds=("host",)),
         "host_steps": {"M": STEPS_SHAPE[0], "N": STEPS_SHAPE[1], "dtype": bf16,
-                       "steps": [{"op": op, "step": step, "host_us": fig} for (op, step), fig in steps.items()]},
-        "host_trace": traces,
+                       "steps": [{"op": op, "step": step, "host_us": fig}
+                                 for (op, step), fig in measured.steps.items()]},
+        "host_trace": measured.traces,
         "llama": {"config": p.llama, "shapes": [list(s) for s in p.llama_shapes],
                   "protocol": bench.protocol_record(p.model_protocol),
-                  "steps": [{"provider": prov, "hidden": h, "gpu_us": fig} for (prov, h), fig in llama_figures.items()],
-                  "agreement": agreement},
-        "seconds": {**seconds, "total": round(time.perf_counter() - start, 1),
-                    "slowest_tasks": [[" ".join(map(str, key)), round(s, 2)] for key, s in slowest]},
+                  "steps": [{"provider": prov, "hidden": h, "gpu_us": fig} for (prov, h), fig in measured.llama.items()],
+                  "agreement": measured.agreement},
+        "seconds": measured.seconds,
     }
+
+
+def measure(quick=False):
+    """Every number of the "Going faster" pages, in one run; a JSON-serializable dict.
+
+    quick=True: the quick plan (QUICK_PLAN), to smoke-test the pipeline in seconds (not for
+    publishing). The run prints each stage's seconds and records them, with its slowest tasks.
+    """
+    if not torch.cuda.is_available():
+        raise SystemExit("faster.benchmark.measure needs a CUDA GPU")
+    p = plan(quick)
+    return assemble(p, run(p))
+
+
+def document(results, copy, quick):
+    """The data set as the GPU build stores it: the results and their provenance (the GPU, the copy
+    bandwidth measured around the run, a figure)."""
+    return {"provenance": {"gpu": results["device"], "copy": copy, "copy_gb_per_s": round(copy["median"], 1),
+                           "quick": quick},
+            "results": results}
 
 
 def format_table(rows, copy_gbps):
@@ -905,14 +1030,12 @@ def main(argv=None):
         copy = bench.figure(before["runs"] + bench.copy_bandwidth_gb_per_s(protocol=protocol)["runs"])
         out = Path(a.all)
         out.mkdir(parents=True, exist_ok=True)
-        document = {"provenance": {"gpu": results["device"], "copy": copy,
-                                   "copy_gb_per_s": round(copy["median"], 1), "quick": a.quick},
-                    "results": results}
-        (out / "measurements.json").write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        report.write(document, out)
+        measurements = document(results, copy, a.quick)
+        (out / "measurements.json").write_text(json.dumps(measurements, indent=2) + "\n", encoding="utf-8")
+        report.write(measurements, out)
         for op in OPS:
             print((out / f"{op}-targets.md").read_text(encoding="utf-8"))
-        return document
+        return measurements
     dtype = DTYPES[a.dtype]
     copy = bench.copy_bandwidth_gb_per_s()
     tasks = {}

@@ -701,12 +701,15 @@ def _time_verdict(a, b, t):
     return t(claims.time_verdict(a, b, "gpu"))
 
 
-def _walk_chunks(res):
-    """The narrowest and widest chunk LayerNorm's aligned walk takes at the odd widths up to the
-    sweep's widest row (normkit.aligned.walk_config)."""
+def walk_chunks_text(res, t):
+    """The chunks LayerNorm's aligned walk takes at the odd 16-bit widths up to the sweep's widest
+    row (normkit.aligned.walk_config), narrowest to widest, in words: a sweep that ends below the
+    walk's narrowest width (a quick run's) has none, and says so."""
     chunks = [aligned.walk_config(None, n, 2)[1]
               for n in range(aligned.WALK_MIN_COLS[2] + 1, max(res["sweep_n"]), 2)]
-    return {"walk_chunk_min": str(min(chunks)), "walk_chunk_max": str(max(chunks))}
+    if not chunks:
+        return t("walk_chunks_none")
+    return t("walk_chunks_range").format(low=min(chunks), high=max(chunks))
 
 
 def quotes(measurements, t=ENGLISH):
@@ -731,7 +734,7 @@ def quotes(measurements, t=ENGLISH):
          "window_min_cols": str(aligned.WINDOW_MIN_COLS),
          "walk_min_cols_16": str(aligned.WALK_MIN_COLS[2]),
          "walk_min_cols_32": str(aligned.WALK_MIN_COLS[4]),
-         **_walk_chunks(res),
+         "walk_chunks": walk_chunks_text(res, t),
          "narrow_elements_per_thread": str(_elements_per_thread(aligned.narrow_backward_config(4097, 2)))}
     for key, value in protocol.items():
         q[f"timing_{key}"] = str(value)

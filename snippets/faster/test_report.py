@@ -13,6 +13,9 @@ import json
 
 import pytest
 
+import torch
+
+from faster import benchmark as speed
 from faster import report
 from normkit.words import ENGLISH
 
@@ -20,6 +23,7 @@ from normkit.words import ENGLISH
 pytestmark = pytest.mark.filterwarnings("ignore:Glyph .* missing from font")
 
 OPS = ("layernorm", "rmsnorm")
+OPS_PREFIX = {"layernorm": "ln", "rmsnorm": "rms"}
 LANGS = ("", ".zh", ".vi")
 M = 32768
 TARGET_N = [4096, 8192]
@@ -241,6 +245,115 @@ def synthetic_measurements():
 
 def _read(path):
     return path.read_text(encoding="utf-8")
+
+
+# --- SYNTHETIC runs of the benchmark's own plans (faster.benchmark.FULL and QUICK_PLAN): every key
+# of every task, figures made up, laid out by faster.benchmark.assemble as a GPU run's are. They
+# reach every path the report takes on a run's real shape lists (an empty range, a missing key)
+# without a GPU; the hand-made data set above pins the exact strings.
+
+# SYNTHETIC % of the copy bandwidth of each provider's GPU time
+RUN_PCT = {"fast": 90.0, "teaching": 40.0, "torch": 70.0, "compile": 85.0, "liger": 80.0, "quack": 88.0}
+RUN_HOST_US = {"fast": 30.0, "teaching": 60.0, "torch": 15.0, "compile": 40.0, "liger": 35.0, "quack": 45.0}
+RUN_PACKAGES = {"liger": "0.0.0", "quack": None}  # one provider package installed, one not
+QUACK_MISSING = "ModuleNotFoundError: No module named 'quack'"
+
+
+def _spread(value):
+    """A SYNTHETIC figure of three repetitions, 1 % apart."""
+    return fig(value, 0.99 * value, 1.01 * value)
+
+
+def _run_figure(key):
+    """A SYNTHETIC figure for one timing key of faster.benchmark: the provider's share of the copy
+    bandwidth, or its host cost; QuACK not installed, the teaching RMSNorm refusing bf16."""
+    op, name, m, n, dtype, pass_, kind = key
+    if name == "quack":
+        return {"error": QUACK_MISSING}
+    if (op, name, dtype) == ("rmsnorm", "teaching", "bfloat16"):
+        return {"error": REFUSED}
+    if kind == "host":
+        return _spread(RUN_HOST_US[name] * (3 if pass_ == "fwd_bwd" else 1))
+    n_bytes = speed.bytes_moved(pass_, m, n, getattr(torch, dtype))
+    return _spread(n_bytes / (RUN_PCT[name] / 100 * COPY * 1e3))
+
+
+def _run_profile(op, m, n, provider):
+    """SYNTHETIC profiler repetitions of one call, through faster.benchmark.profile_record."""
+    prefix = OPS_PREFIX[op]
+    kernels = {f"{prefix}_fast_fwd_kernel": (100.0, 1), f"{prefix}_fast_bwd_kernel": (300.0, 1),
+               "sum_partials_kernel": (5.0, 1)} if provider == "fast" else {"void at::native::vectorized_norm": (600.0, 3)}
+    runs = [{"host_us": 900.0 + i, "kernels": {k: (us + i, c) for k, (us, c) in kernels.items()}} for i in range(3)]
+    return speed.profile_record(op, m, n, torch.bfloat16, provider, runs)
+
+
+def _run_trace(op):
+    """SYNTHETIC trace repetitions of one call (call_spans' records), through faster.benchmark.trace_record."""
+    def one(i):
+        spans = [{"name": "Forward", "thread": 0, "depth": 0, "start_us": 10.0 + i, "us": 40.0, "count": 1},
+                 {"name": "cuLaunchKernelEx", "thread": 0, "depth": 1, "start_us": 30.0, "us": 8.0 + i, "count": 2},
+                 {"name": "Backward", "thread": 1, "depth": 0, "start_us": 60.0, "us": 50.0 + i, "count": 1}]
+        return {"call_us": 200.0 + i, "outside_us": 100.0 + i, "launch_us": 20.0, "launches": 3, "spans": spans}
+    return speed.trace_record(op, speed.STEPS_SHAPE, torch.bfloat16, "fast", [one(i) for i in range(3)])
+
+
+def synthetic_run(plan):
+    """The data set faster.benchmark.measure would return for plan, with SYNTHETIC figures, and its
+    provenance as the benchmark's CLI stores it."""
+    error = {"max_abs": 2.0, "rel_norm": 1.5e-3, "max_abs_ref": 600.0}
+    measured = speed.Measured(
+        device={"name": "Synthetic GPU", "sm_count": 132, "l2_bytes": 50_000_000},
+        packages=RUN_PACKAGES,
+        timing={key: _run_figure(key) for key in speed.timing_keys(plan) + speed.compile_keys(plan)},
+        designs={key: _spread(300.0) for key in speed.design_keys(plan)},
+        host_grid={key: _run_figure(key) for key in speed.host_grid_keys(plan)},
+        steps={key: _spread(10.0) for key in speed.host_step_keys()},
+        traces=[_run_trace(op) for op in OPS],
+        llama={key: _spread(10000.0) for key in speed.llama_keys(plan.llama_shapes)},
+        agreement=[speed.agreement_record(provider, hidden, 10.5, 10.5, 1e-3)
+                   for provider, hidden in speed.llama_keys(plan.llama_shapes)],
+        dw=speed.dw_record(*plan.dw_shape, torch.bfloat16, {name: error for name in speed.DW_PROVIDERS},
+                           {**error, "max_abs": 14.0}, 96),
+        profiles=[_run_profile(op, m, n, provider) for op, m, n, provider in speed.profile_points(plan)],
+        seconds={"total": 0.0, "slowest_tasks": []})
+    return speed.document(speed.assemble(plan, measured), fig(COPY, 3990.0, 4010.0), plan.quick)
+
+
+@pytest.mark.parametrize("plan", [speed.FULL, speed.QUICK_PLAN], ids=["full", "quick"])
+def test_a_run_of_each_plan_renders_every_file(plan, tmp_path):
+    measurements = synthetic_run(plan)
+    json.dumps(measurements, allow_nan=False)  # the data set is stored as JSON
+    report.write(measurements, tmp_path)
+    q = json.loads(_read(tmp_path / "quotes.json"))
+    assert q["gpu"] == "Synthetic GPU" and q["sweep_n_count"] == str(len(plan.sweep_n))
+    names = {p.name for p in tmp_path.iterdir()}
+    assert {f"{op}-{t}.md" for op in OPS for t in ("targets", "sweep", "between", "designs")} <= names
+
+
+def _paths(value, at=""):
+    """Every key path of a data set ("results.sweep.layernorm[].N"), list items as one."""
+    if isinstance(value, list):
+        return set().union(*(_paths(v, at + "[]") for v in value))
+    if not isinstance(value, dict) or at.endswith((".packages", ".kernels")):  # keyed by name: data
+        return set()
+    return set().union(*({f"{at}.{k}"} | _paths(v, f"{at}.{k}") for k, v in value.items()))
+
+
+def test_the_hand_made_data_set_has_a_runs_layout():
+    # the exact strings above are worked out on a hand-made data set: every key it has, a run's
+    # layout (assemble's) has too, so the two cannot drift apart. Errors aside: a run records one
+    # where a provider fails, which the synthetic runs do not all reach
+    run = _paths(synthetic_run(speed.FULL))
+    hand = {p for p in _paths(synthetic_measurements()) if not p.endswith(".error")}
+    assert hand <= run, sorted(hand - run)
+
+
+def test_the_walks_chunks_are_a_sentence_even_where_the_sweep_has_no_walked_width():
+    # the full sweep's odd 16-bit widths 2049 to 16383 take chunks of 1024 to 4096 lanes (N / 4,
+    # clamped); the quick sweep ends at 1024, below the walk's narrowest width (WALK_MIN_COLS)
+    full, quick = (report.quotes(synthetic_run(plan)) for plan in (speed.FULL, speed.QUICK_PLAN))
+    assert full["walk_chunks"] == "from 1024 to 4096 lanes at the sweep's odd widths"
+    assert quick["walk_chunks"] == ENGLISH("walk_chunks_none")
 
 
 def test_write_renders_every_file_in_every_language(tmp_path):
@@ -480,7 +593,6 @@ def test_plots_are_deterministic_with_text_as_text_in_each_language(tmp_path):
 
 @pytest.mark.gpu
 def test_quick_measure_renders(tmp_path):
-    from faster import benchmark as speed
     from normkit import bench
 
     results = speed.measure(quick=True)
@@ -500,9 +612,7 @@ def test_quick_measure_renders(tmp_path):
         if "error" not in p:
             assert p["host_us_per_call"]["median"] > 0 and p["gpu_us_per_call"]["median"] > 0
             assert all(set(k) == {"kernel", "us_per_call", "count_per_call"} for k in p["kernels"])
-    copy = bench.copy_bandwidth_gb_per_s(protocol=bench.QUICK)
-    report.write({"provenance": {"gpu": results["device"], "copy": copy, "copy_gb_per_s": round(copy["median"], 1)},
-                  "results": results}, tmp_path)
+    report.write(speed.document(results, bench.copy_bandwidth_gb_per_s(protocol=bench.QUICK), True), tmp_path)
     assert json.loads(_read(tmp_path / "quotes.json"))["gpu"] == results["device"]
 
 
