@@ -17,6 +17,7 @@ import torch
 
 from faster import benchmark as speed
 from faster import report
+from normkit.testing import key_paths
 from normkit.words import ENGLISH
 
 # the plots keep Chinese text as SVG text, drawn by the browser: matplotlib's font has no CJK glyphs
@@ -257,6 +258,7 @@ RUN_PCT = {"fast": 90.0, "teaching": 40.0, "torch": 70.0, "compile": 85.0, "lige
 RUN_HOST_US = {"fast": 30.0, "teaching": 60.0, "torch": 15.0, "compile": 40.0, "liger": 35.0, "quack": 45.0}
 RUN_PACKAGES = {"liger": "0.0.0", "quack": None}  # one provider package installed, one not
 QUACK_MISSING = "ModuleNotFoundError: No module named 'quack'"
+DATA_KEYS = ("packages", "kernels")  # keyed by provider and kernel names
 
 
 def _spread(value):
@@ -330,21 +332,12 @@ def test_a_run_of_each_plan_renders_every_file(plan, tmp_path):
     assert {f"{op}-{t}.md" for op in OPS for t in ("targets", "sweep", "between", "designs")} <= names
 
 
-def _paths(value, at=""):
-    """Every key path of a data set ("results.sweep.layernorm[].N"), list items as one."""
-    if isinstance(value, list):
-        return set().union(*(_paths(v, at + "[]") for v in value))
-    if not isinstance(value, dict) or at.endswith((".packages", ".kernels")):  # keyed by name: data
-        return set()
-    return set().union(*({f"{at}.{k}"} | _paths(v, f"{at}.{k}") for k, v in value.items()))
-
-
 def test_the_hand_made_data_set_has_a_runs_layout():
     # the exact strings above are worked out on a hand-made data set: every key it has, a run's
     # layout (assemble's) has too, so the two cannot drift apart. Errors aside: a run records one
     # where a provider fails, which the synthetic runs do not all reach
-    run = _paths(synthetic_run(speed.FULL))
-    hand = {p for p in _paths(synthetic_measurements()) if not p.endswith(".error")}
+    run = key_paths(synthetic_run(speed.FULL), data_keys=DATA_KEYS)
+    hand = {p for p in key_paths(synthetic_measurements(), data_keys=DATA_KEYS) if not p.endswith(".error")}
     assert hand <= run, sorted(hand - run)
 
 

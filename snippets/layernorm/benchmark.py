@@ -7,6 +7,7 @@ The sweep is the official Triton tutorial's: M = 4096 rows of fp16, N from 1024 
 """
 
 import argparse
+import dataclasses
 import sys
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
@@ -66,39 +67,71 @@ def time_pass(mode, fn, m, n, protocol=bench.PROTOCOL):
 # --8<-- [end:timing]
 
 
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What one run measures: its protocol, its rows and its widths."""
+    quick: bool
+    protocol: bench.Protocol
+    M: int
+    n_values: tuple
+
+
+FULL = Plan(False, bench.PROTOCOL, M, tuple(SWEEP_N))
+QUICK_PLAN = Plan(True, bench.QUICK, QUICK_M, tuple(QUICK_N))  # two sizes, to check the pipeline
+
+
+def plan(quick=False):
+    return QUICK_PLAN if quick else FULL
+
+
+def task_keys(p):
+    """(mode, provider, N) of every GPU-time figure of the sweep, then (mode, provider, "host") of
+    what one call costs the host at the narrowest width (its GPU time included)."""
+    return ([(mode, provider, n) for n in p.n_values for mode in MODES for provider in PROVIDERS]
+            + [(mode, provider, "host") for mode in MODES for provider in PROVIDERS])
+
+
+def task(p, key):
+    """One repetition of the figure of one task key."""
+    mode, provider, n = key
+    fn = PROVIDERS[provider]
+    if n == "host":
+        make = (forward_step if mode == "forward" else backward_step)(fn, p.M, p.n_values[0])
+        return lambda: bench.host_us(make, p.protocol)
+    return lambda: time_pass(mode, fn, p.M, n, p.protocol)
+
+
+def assemble(p, figures):
+    """The data set from {task key: figure} of a run of plan p, the fixed-cost fits computed from the
+    sweep's figures; a JSON-serializable dict. Needs no GPU: the CPU tests assemble synthetic runs."""
+    rows = [{"mode": mode, "provider": provider, "N": n, "us": figures[(mode, provider, n)],
+             "bytes": ELEMENTS_MOVED[mode] * p.M * n * DTYPE.itemsize}
+            for n in p.n_values for mode in MODES for provider in PROVIDERS]
+    fits = {f"{mode}/{provider}": bench.fixed_cost_fit([(r["bytes"], r["us"]) for r in rows
+                                                         if r["mode"] == mode and r["provider"] == provider])
+            for mode in MODES for provider in PROVIDERS}
+    return {
+        "M": p.M,
+        "dtype": str(DTYPE).removeprefix("torch."),
+        "eps": EPS,
+        "n_values": list(p.n_values),
+        "group_size": {str(n): group_size_for(n) for n in p.n_values},
+        "elements_moved": ELEMENTS_MOVED,
+        "protocol": bench.protocol_record(p.protocol),
+        "rows": rows,
+        "host": {f"{mode}/{provider}": figures[(mode, provider, "host")] for mode in MODES for provider in PROVIDERS},
+        "host_n": p.n_values[0],
+        "fits": fits,
+    }
+
+
 def measure(quick=False):
     """GPU time of both providers in both passes over the sweep, each a figure of three repetitions;
     the host cost of one call at the narrowest width; the fixed-cost fit; a JSON-serializable dict."""
     if not torch.cuda.is_available():
         raise RuntimeError("the benchmark times CUDA kernels; it needs a CUDA GPU")
-    protocol = bench.QUICK if quick else bench.PROTOCOL
-    m, ns = (QUICK_M, QUICK_N) if quick else (M, SWEEP_N)
-    tasks = {(mode, provider, n): (lambda mode=mode, fn=fn, n=n: time_pass(mode, fn, m, n, protocol))
-             for n in ns for mode in MODES for provider, fn in PROVIDERS.items()}
-    for mode in MODES:  # what one call costs the host, at the narrowest width (its GPU time included)
-        for provider, fn in PROVIDERS.items():
-            make = forward_step(fn, m, ns[0]) if mode == "forward" else backward_step(fn, m, ns[0])
-            tasks[(mode, provider, "host")] = lambda make=make: bench.host_us(make, protocol)
-    figures = bench.measure_all(tasks, protocol)
-    rows = [{"mode": mode, "provider": provider, "N": n, "us": figures[(mode, provider, n)],
-             "bytes": ELEMENTS_MOVED[mode] * m * n * DTYPE.itemsize}
-            for n in ns for mode in MODES for provider in PROVIDERS]
-    fits = {f"{mode}/{provider}": bench.fixed_cost_fit([(r["bytes"], r["us"]) for r in rows
-                                                         if r["mode"] == mode and r["provider"] == provider])
-            for mode in MODES for provider in PROVIDERS}
-    return {
-        "M": m,
-        "dtype": str(DTYPE).removeprefix("torch."),
-        "eps": EPS,
-        "n_values": ns,
-        "group_size": {str(n): group_size_for(n) for n in ns},
-        "elements_moved": ELEMENTS_MOVED,
-        "protocol": bench.protocol_record(protocol),
-        "rows": rows,
-        "host": {f"{mode}/{provider}": figures[(mode, provider, "host")] for mode in MODES for provider in PROVIDERS},
-        "host_n": ns[0],
-        "fits": fits,
-    }
+    p = plan(quick)
+    return assemble(p, bench.measure_all({key: task(p, key) for key in task_keys(p)}, p.protocol))
 
 
 def format_table(results):

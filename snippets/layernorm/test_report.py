@@ -8,11 +8,13 @@ from the synthetic input, in the comments beside them.
 """
 
 import json
+import re
 
 import pytest
 
-from layernorm import report
+from layernorm import benchmark, report
 from layernorm.ops import REDUCE_BLOCK_M, REDUCE_BLOCK_N
+from normkit.testing import key_paths
 
 M = 4096
 SYNTHETIC_NS = [1024, 2048, 8192]
@@ -52,6 +54,50 @@ def synthetic_measurements():
                     "group_size": {"1024": 256, "2048": 128, "8192": 96}, "elements_moved": ELEMENTS_MOVED,
                     "protocol": PROTOCOL, "rows": rows, "host": host, "host_n": SYNTHETIC_NS[0], "fits": fits},
     }
+
+
+# --- SYNTHETIC runs of the benchmark's own plans (layernorm.benchmark.FULL and QUICK_PLAN): a figure
+# for every task key, laid out by layernorm.benchmark.assemble as a GPU run's are, so that the report
+# meets each run's real widths on a CPU; the hand-made data set above pins the exact strings.
+RUN_FIXED_US = 5.0  # SYNTHETIC: every call's fixed cost
+RUN_GBPS = {"triton": 2500.0, "torch": 2000.0}  # SYNTHETIC bandwidth at large sizes
+RUN_HOST_US = {"triton": 100.0, "torch": 20.0}
+
+
+def _run_figure(plan, key):
+    mode, provider, n = key
+    if n == "host":
+        us = RUN_HOST_US[provider]
+    else:
+        us = RUN_FIXED_US + benchmark.ELEMENTS_MOVED[mode] * plan.M * n * 2 / (RUN_GBPS[provider] * 1e3)
+    return fig(us, 0.99 * us, 1.01 * us)
+
+
+def synthetic_run(plan):
+    """The data set layernorm.benchmark.measure would return for plan, SYNTHETIC figures, with the
+    provenance the report reads."""
+    results = benchmark.assemble(plan, {key: _run_figure(plan, key) for key in benchmark.task_keys(plan)})
+    copy = fig(4000.0, 3990.0, 4010.0)
+    return {"provenance": {"gpu": "Synthetic GPU", "copy": copy, "copy_gb_per_s": copy["median"], "quick": plan.quick},
+            "results": results}
+
+
+@pytest.mark.parametrize("plan", [benchmark.FULL, benchmark.QUICK_PLAN], ids=["full", "quick"])
+def test_a_run_of_each_plan_renders(plan, tmp_path):
+    measurements = synthetic_run(plan)
+    json.dumps(measurements, allow_nan=False)  # the data set is stored as JSON
+    report.write(measurements, tmp_path)
+    q = json.loads(_read(tmp_path / "quotes.json"))
+    assert q["n_count"] == str(len(plan.n_values)) and q["m"] == str(plan.M)
+    # one row per width in each pass
+    widths = re.findall(r"^\| (\d+) \|", _read(tmp_path / "benchmark.md"), re.MULTILINE)
+    assert widths == [str(n) for n in plan.n_values] * 2
+
+
+def test_the_hand_made_data_set_has_a_runs_layout():
+    # the exact strings above are worked out on a hand-made data set: every key it has, a run's
+    # layout (assemble's) has too, so the two cannot drift apart
+    assert key_paths(synthetic_measurements()) <= key_paths(synthetic_run(benchmark.FULL))
 
 
 LANGS = ("", ".zh", ".vi")
@@ -209,7 +255,6 @@ def test_write_is_deterministic(tmp_path):
 
 @pytest.mark.gpu
 def test_quick_measure_is_json_complete_and_renders(tmp_path):
-    from layernorm import benchmark
     from normkit import bench
 
     results = benchmark.measure(quick=True)

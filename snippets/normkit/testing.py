@@ -145,3 +145,14 @@ ALIGNED_DESIGN = (lambda n: ("aligned", 2048, 2, 4, ("row", 1024, 2, 4)), lambda
 # the length of a launch table's entry, per pass and design
 TABLE_ENTRY_SIZES = {"forward": {"row": 3, "chunked": 4},
                      "backward": {"row": 5, "staged": 8, "chunked": 5}}
+
+
+def key_paths(value, at="", data_keys=()):
+    """Every key path of a data set ("results.sweep.layernorm[].N"), the items of a list as one; a
+    dict under a key in data_keys is keyed by data (a name, a width), not by layout: not descended."""
+    if isinstance(value, list):
+        return set().union(*(key_paths(v, at + "[]", data_keys) for v in value))
+    if not isinstance(value, dict) or at.rsplit(".", 1)[-1] in data_keys:
+        return set()
+    return set().union(*({f"{at}.{k}"} | key_paths(v, f"{at}.{k}", data_keys) for k, v in value.items()))
+

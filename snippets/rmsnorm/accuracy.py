@@ -83,10 +83,14 @@ def dtype_name(dtype):
 def run_campaign(cases=None, device=DEVICE):
     """Run the cases and summarise per quantity and dtype. JSON-serialisable."""
     cases = campaign_cases() if cases is None else list(cases)
+    return summarise(cases, [run_case(case, device) for case in cases])
+
+
+def summarise(cases, results):
+    """The campaign's summary per quantity and dtype, from each case's result (run_case's)."""
     summary = {}
     failures = []
-    for case in cases:
-        result = run_case(case, device)
+    for case, result in zip(cases, results):
         for q in QUANTITIES:
             key = f"{q}/{dtype_name(case.dtype)}"
             s = summary.setdefault(key, {"quantity": q, "dtype": dtype_name(case.dtype), "cases": 0,

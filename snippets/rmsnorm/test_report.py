@@ -5,12 +5,14 @@ page may claim (normkit.claims: the runs' range, at least ±3 % of the median fo
 host cost, ±2 % for the copy bandwidth). The expected strings are worked out by hand in the comments.
 """
 
+import dataclasses
 import json
 import re
 
 import pytest
 
-from rmsnorm import examples, exercise, report
+from normkit.testing import key_paths
+from rmsnorm import accuracy, benchmark, examples, exercise, report, timing, training
 
 # the plots keep Chinese text as SVG text, drawn by the browser: matplotlib's font has no CJK glyphs
 pytestmark = pytest.mark.filterwarnings("ignore:Glyph .* missing from font")
@@ -85,6 +87,59 @@ def synthetic_measurements():
 
 def _read(path):
     return path.read_text(encoding="utf-8")
+
+
+# --- SYNTHETIC runs of the chapter's own plans (quick and full): the campaign's real cases and the
+# timing's real shapes (rmsnorm.timing.FULL and QUICK_PLAN), made-up results laid out by
+# rmsnorm.benchmark.assemble, rmsnorm.accuracy.summarise and rmsnorm.timing.assemble as a GPU run's
+# are; the examples and the exercise run for real (they run on the CPU). The hand-made data set
+# above pins the exact strings.
+RUN_GBPS = {"reference": 500.0, "kernel": 2500.0, "torch": 2000.0}  # SYNTHETIC bandwidth at large sizes
+RUN_HOST_US = {"reference": 60.0, "kernel": 90.0, "torch": 25.0}
+RUN_CASE = {"max_abs_err": 1e-6, "worst_ratio": 0.1, "bad_elements": 0}  # SYNTHETIC: every case passes
+
+
+def _run_figure(plan, key):
+    label, scope, name = key[:3]
+    if key[3:] == ("host",):
+        us = RUN_HOST_US[name]
+    else:
+        m, n, dtype = timing.points(plan)[label]
+        us = 5.0 + timing.min_bytes(m, n, dtype)[scope] / (RUN_GBPS[name] * 1e3)
+    return fig(us, 0.99 * us, 1.01 * us)
+
+
+def synthetic_run(quick):
+    """The data set rmsnorm.benchmark.measure would return on a GPU, SYNTHETIC campaign, training and
+    timing results, with the provenance the report reads."""
+    plan, cases = timing.plan(quick), benchmark.campaign_cases(quick)
+    config = dataclasses.asdict(training.QUICK if quick else training.FULL)
+    results = benchmark.assemble(
+        quick, examples.all_examples(), accuracy.summarise(cases, [{q: RUN_CASE for q in accuracy.QUANTITIES}] * len(cases)),
+        {**synthetic_measurements()["results"]["training"], "config": config}, exercise.run_exercise(),
+        timing.assemble(plan, {key: _run_figure(plan, key) for key in timing.task_keys(plan)}))
+    copy = fig(4000.0, 3990.0, 4010.0)
+    return {"provenance": {"gpu": "Synthetic GPU", "copy": copy, "copy_gb_per_s": copy["median"], "quick": quick},
+            "results": results}
+
+
+@pytest.mark.parametrize("quick", [False, True], ids=["full", "quick"])
+def test_a_run_of_each_plan_renders(quick, tmp_path):
+    measurements = synthetic_run(quick)
+    json.dumps(measurements, allow_nan=False)  # the data set is stored as JSON
+    report.write(measurements, tmp_path)
+    q = json.loads(_read(tmp_path / "quotes.json"))
+    assert q["gpu"] == "Synthetic GPU"
+    # every shape of the plan a row of the timing table, in each scope
+    table = _read(tmp_path / "timing.md")
+    for label, m, n, dtype in timing.plan(quick).shapes:
+        assert table.count(f"| {m}×{n} {str(dtype).removeprefix('torch.')} |") == len(timing.SCOPES), label
+
+
+def test_the_hand_made_data_set_has_a_runs_layout():
+    # the exact strings above are worked out on a hand-made data set: every key it has, a run's
+    # layout (assemble's) has too, so the two cannot drift apart
+    assert key_paths(synthetic_measurements()) <= key_paths(synthetic_run(quick=False))
 
 
 def test_write_renders_every_file(tmp_path):

@@ -1,6 +1,8 @@
 """The chapter's timing: GPU time of complete calls (CUDA-graph replay) and their host cost, three
 implementations, the protocol of normkit.bench with three repetitions."""
 
+import dataclasses
+
 import torch
 import torch.nn.functional as F
 
@@ -68,44 +70,79 @@ def _dtype_name(dtype):
     return str(dtype).replace("torch.", "")
 
 
-def run_timing(quick=False, shapes=SHAPES):
-    """Every figure of the chapter's timing, each from three repetitions in separate passes."""
-    if not torch.cuda.is_available():
-        raise RuntimeError("timing needs a CUDA GPU: CUDA events do not exist under the interpreter")
-    protocol = bench.QUICK if quick else bench.PROTOCOL
-    fit_m = FIT_M[:2] if quick else FIT_M
-    shapes = shapes[:1] if quick else shapes
-    points = {label: (m, n, dtype) for label, m, n, dtype in shapes}
-    points.update({f"{m}x{FIT_N}_fit": (m, FIT_N, FIT_DTYPE) for m in fit_m})
-    tasks = {}
-    for label, (m, n, dtype) in points.items():
-        for scope in SCOPES:
-            for name, norm in IMPLEMENTATIONS.items():
-                tasks[(label, scope, name)] = (
-                    lambda a=(norm, scope, m, n, dtype): gpu_time(*a, protocol=protocol))
-    small_label, m, n, dtype = shapes[0]
-    for scope in SCOPES:  # what a complete call costs the host, at the small shape
-        for name, norm in IMPLEMENTATIONS.items():
-            make = make_step(norm, scope, m, n, dtype)
-            tasks[(small_label, scope, name, "host")] = lambda make=make: bench.host_us(make, protocol)
-    figures = bench.measure_all(tasks, protocol)
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What one timing run measures: its protocol, its shapes (the host cost at the first) and the
+    fit's rows."""
+    quick: bool
+    protocol: bench.Protocol
+    shapes: tuple
+    fit_m: tuple
 
-    def entry(label, m, n, dtype):
+
+FULL = Plan(False, bench.PROTOCOL, SHAPES, FIT_M)
+QUICK_PLAN = Plan(True, bench.QUICK, SHAPES[:1], FIT_M[:2])
+
+
+def plan(quick=False):
+    return QUICK_PLAN if quick else FULL
+
+
+def points(p):
+    """{label: (M, N, dtype)} of every shape timed: the plan's shapes, then the fit's."""
+    found = {label: (m, n, dtype) for label, m, n, dtype in p.shapes}
+    return found | {f"{m}x{FIT_N}_fit": (m, FIT_N, FIT_DTYPE) for m in p.fit_m}
+
+
+def task_keys(p):
+    """(label, scope, implementation) of every GPU-time figure, then (label, scope, implementation,
+    "host") of what a complete call costs the host at the plan's first shape."""
+    small_label = p.shapes[0][0]
+    return ([(label, scope, name) for label in points(p) for scope in SCOPES for name in IMPLEMENTATIONS]
+            + [(small_label, scope, name, "host") for scope in SCOPES for name in IMPLEMENTATIONS])
+
+
+def task(p, key):
+    """One repetition of the figure of one task key."""
+    label, scope, name = key[:3]
+    norm, (m, n, dtype) = IMPLEMENTATIONS[name], points(p)[label]
+    if key[3:] == ("host",):
+        make = make_step(norm, scope, m, n, dtype)
+        return lambda: bench.host_us(make, p.protocol)
+    return lambda: gpu_time(norm, scope, m, n, dtype, protocol=p.protocol)
+
+
+def assemble(p, figures):
+    """The timing's data from {task key: figure} of a run of plan p, the fixed-cost fits computed from
+    the fit's figures. Needs no GPU: the CPU tests assemble synthetic runs."""
+    shapes = points(p)
+
+    def entry(label):
+        m, n, dtype = shapes[label]
         return {"label": label, "m": m, "n": n, "dtype": _dtype_name(dtype), "large": label in LARGE,
                 "min_bytes": min_bytes(m, n, dtype),
                 "us": {f"{scope}_{name}": figures[(label, scope, name)]
                        for scope in SCOPES for name in IMPLEMENTATIONS}}
 
-    fit_points = [entry(label, *points[label]) for label in points if label.endswith("_fit")]
-    fits = {f"{scope}_{name}": bench.fixed_cost_fit([(p["min_bytes"][scope], p["us"][f"{scope}_{name}"])
-                                                     for p in fit_points])
+    fit_points = [entry(label) for label in shapes if label.endswith("_fit")]
+    fits = {f"{scope}_{name}": bench.fixed_cost_fit([(point["min_bytes"][scope], point["us"][f"{scope}_{name}"])
+                                                     for point in fit_points])
             for scope in SCOPES for name in IMPLEMENTATIONS}
-    return {"protocol": bench.protocol_record(protocol),
-            "shapes": [entry(label, m, n, dtype) for label, m, n, dtype in shapes],
-            "fit": {"n": FIT_N, "dtype": _dtype_name(FIT_DTYPE), "m": list(fit_m), "points": fit_points,
+    small_label = p.shapes[0][0]
+    return {"protocol": bench.protocol_record(p.protocol),
+            "shapes": [entry(label) for label, *_ in p.shapes],
+            "fit": {"n": FIT_N, "dtype": _dtype_name(FIT_DTYPE), "m": list(p.fit_m), "points": fit_points,
                     "figures": fits},
             "host": {"label": small_label, "us": {f"{scope}_{name}": figures[(small_label, scope, name, "host")]
                                                   for scope in SCOPES for name in IMPLEMENTATIONS}}}
+
+
+def run_timing(quick=False):
+    """Every figure of the chapter's timing, each from three repetitions in separate passes."""
+    if not torch.cuda.is_available():
+        raise RuntimeError("timing needs a CUDA GPU: CUDA events do not exist under the interpreter")
+    p = plan(quick)
+    return assemble(p, bench.measure_all({key: task(p, key) for key in task_keys(p)}, p.protocol))
 
 
 def format_timing(result, copy_gb_per_s=None):
