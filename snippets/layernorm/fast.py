@@ -751,7 +751,8 @@ def check_inputs(x, normalized_shape, weight, bias, eps):
     shape = dropin.normalized_shape_of(x, normalized_shape, op)
     for name, p in (("weight", weight), ("bias", bias)):
         dropin.check_parameter(name, p, x, shape, op)
-    # PyTorch's rule: parameters in the input's dtype, or fp32 parameters for a 16-bit input
+    # PyTorch's CPU rule, on every device (normkit.contract: CUDA's F.layer_norm refuses fp32
+    # parameters for a 16-bit input): parameters in the input's dtype, or fp32 for a 16-bit input
     w_dtype = None if weight is None else weight.dtype
     b_dtype = None if bias is None else bias.dtype
     dtype = w_dtype or b_dtype

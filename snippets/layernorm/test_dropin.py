@@ -1,6 +1,8 @@
-"""layer_norm_fast as a drop-in for F.layer_norm: every input PyTorch computes, computed the same
-(output dtype, values, gradients); every input PyTorch refuses, refused with a ContractError that
-names the problem; torch.compile without graph breaks; the module with nn.LayerNorm's state_dict."""
+"""layer_norm_fast as a drop-in for F.layer_norm: every input PyTorch computes, computed with PyTorch's output
+and gradient dtypes and the values of layer_norm's definition in float64 on the CPU (normkit.testing.layer_norm_exact);
+the dtypes of normkit.contract's "fast" column on every device; every input PyTorch refuses, refused
+with a ContractError that names the problem; torch.compile without graph breaks; the module with
+nn.LayerNorm's state_dict."""
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
 
@@ -10,13 +12,12 @@ import torch.nn.functional as F
 
 from layernorm import fast
 from layernorm.fast import ContractError, LayerNormFast, layer_norm_fast
-from normkit import dropin
+from normkit import contract, dropin
 from normkit.runtime import DEVICE, INTERPRETED
-from normkit.testing import (assert_compiled_matches_eager, assert_graph_replays,
-                             assert_refused_as_pytorch_refuses, assert_same_as_torch)
+from normkit.testing import (assert_close, assert_compiled_matches_eager, assert_graph_replays,
+                             assert_matches_oracle, assert_refused_as_pytorch_refuses, assert_same_as_torch,
+                             exact, layer_norm_exact)
 from normkit.testing import seeded as tensor
-
-BF16, F16, F32 = torch.bfloat16, torch.float16, torch.float32
 
 
 def ours(x, shape, w, b):
@@ -28,7 +29,7 @@ def torchs(x, shape, w, b):
 
 
 N = 96
-CASES = {
+CASES = {  # the dtypes each case can take: test_takes_the_dtypes_the_contract_says_on_every_device
     "leading dims": lambda: (tensor(2, 3, N), (N,), tensor(N), tensor(N)),
     "empty batch": lambda: (tensor(0, N), (N,), tensor(N), tensor(N)),
     "empty middle dim": lambda: (tensor(2, 0, N), (N,), tensor(N), tensor(N)),
@@ -36,32 +37,37 @@ CASES = {
     "no weight, no bias": lambda: (tensor(4, N), (N,), None, None),
     "weight only": lambda: (tensor(4, N), (N,), tensor(N), None),
     "bias only": lambda: (tensor(4, N), (N,), None, tensor(N)),
-    "bf16 throughout": lambda: (tensor(5, N, dtype=BF16), (N,), tensor(N, dtype=BF16), tensor(N, dtype=BF16)),
     "two normalized dims": lambda: (tensor(3, 4, 24), (4, 24), tensor(4, 24), tensor(4, 24)),
     "wider than the tuned range": lambda: (tensor(2, fast.MAX_N + 320), (fast.MAX_N + 320,),
                                            tensor(fast.MAX_N + 320), tensor(fast.MAX_N + 320)),
     "frozen parameters": lambda: (tensor(4, N), (N,), tensor(N, grad=False), tensor(N, grad=False)),
     "frozen input": lambda: (tensor(4, N, grad=False), (N,), tensor(N), tensor(N)),
-    "float64 (PyTorch computes it)": lambda: (tensor(4, N, dtype=torch.float64), (N,),
-                                             tensor(N, dtype=torch.float64), tensor(N, dtype=torch.float64)),
 }
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_computes_what_pytorch_computes(case):
-    assert_same_as_torch(ours, torchs, CASES[case]())
+    assert_same_as_torch(ours, torchs, layer_norm_exact, CASES[case]())
     # (one column: test_fast.py's N = 1 cases, with the tolerance dx needs where rstd = 1/sqrt(eps))
 
 
-def torchs_on_cpu(x, shape, w, b):
-    # PyTorch computes a 16-bit input with fp32 parameters on the CPU and refuses it on CUDA
-    # ("expected scalar type BFloat16 but found Float"): the CPU's result is the rule
-    return F.layer_norm(x.cpu(), shape, w.cpu(), b.cpu(), 1e-5).to(x.device)
+PYTORCH_HERE = "cuda" if DEVICE.type == "cuda" else "cpu"  # the column of normkit.contract this device is
 
 
-@pytest.mark.parametrize("dtype", [BF16, F16], ids=str)
-def test_16_bit_input_with_fp32_parameters_follows_pytorch_on_the_cpu(dtype):
-    assert_same_as_torch(ours, torchs_on_cpu, (tensor(5, N, dtype=dtype), (N,), tensor(N), tensor(N)))
+@pytest.mark.parametrize("dtypes", contract.LAYER_NORM, ids=contract.case_name)
+def test_takes_the_dtypes_the_contract_says_on_every_device(dtypes):
+    # the fast path's column of normkit.contract, whatever PyTorch does on this device: a 16-bit
+    # input with float32 parameters is computed on the GPU too, where F.layer_norm refuses it
+    expected, pytorch_here = contract.LAYER_NORM[dtypes]["fast"], contract.LAYER_NORM[dtypes][PYTORCH_HERE]
+    args = (tensor(5, N, dtype=dtypes[0]), (N,), *(d and tensor(N, dtype=d) for d in dtypes[1:]))
+    if expected == contract.REFUSED:
+        with pytest.raises(ContractError, match="weight and bias must have the input's dtype"):
+            ours(*args)
+        return
+    y = ours(*args)
+    assert y.dtype == expected
+    assert_matches_oracle(y, layer_norm_exact, args, pytorch_out=None if pytorch_here == contract.REFUSED
+                          else torchs(*args))
 
 
 def test_row_strided_input_is_read_in_place():
@@ -69,25 +75,23 @@ def test_row_strided_input_is_read_in_place():
     x = wide[..., :N].requires_grad_()  # rows 2N apart: a slice of wider rows
     rows = dropin.rows_view(x, 1)
     assert rows.data_ptr() == x.data_ptr() and rows.stride() == (2 * N, 1)
-    assert_same_as_torch(ours, torchs, (x, (N,), tensor(N), tensor(N)))
+    assert_same_as_torch(ours, torchs, layer_norm_exact, (x, (N,), tensor(N), tensor(N)))
 
 
 def test_column_strided_input_is_copied_and_correct():
     x = tensor(N, 4, grad=False).t().requires_grad_()  # columns 4 apart: no row view exists
     assert dropin.rows_view(x, 1).is_contiguous()
-    assert_same_as_torch(ours, torchs, (x, (N,), tensor(N), tensor(N)))
+    assert_same_as_torch(ours, torchs, layer_norm_exact, (x, (N,), tensor(N), tensor(N)))
 
 
 def test_gradient_of_a_sum_arrives_broadcast():
     # the gradient of y.sum() is one value broadcast with stride 0: the backward must not read it as rows
     x, w, b = tensor(3, N), tensor(N), tensor(N)
     ours(x, (N,), w, b).sum().backward()
-    grads = [t.grad.clone() for t in (x, w, b)]
-    for t in (x, w, b):
-        t.grad = None
-    torchs(x, (N,), w, b).sum().backward()
-    for a, t in zip(grads, (x, w, b)):
-        torch.testing.assert_close(a, t.grad, atol=1e-4, rtol=1e-4)
+    xe, we, be = (exact(t) for t in (x, w, b))
+    layer_norm_exact(xe, (N,), we, be).sum().backward()
+    for name, t, e in (("x", x, xe), ("weight", w, we), ("bias", b, be)):
+        assert_close(f"gradient of {name}", t.grad, e.grad, t.dtype)
 
 
 REFUSED = {
@@ -97,10 +101,6 @@ REFUSED = {
     "empty normalized_shape": (lambda: (tensor(4, 8), (), None, None), "normalized_shape must be one or more"),
     "weight of the wrong shape": (lambda: (tensor(4, 8), (8,), tensor(4), None), "weight has shape [4]"),
     "bias of the wrong shape": (lambda: (tensor(4, 8), (8,), None, tensor(4)), "bias has shape [4]"),
-    "bf16 parameters for an fp32 input": (lambda: (tensor(4, 8), (8,), tensor(8, dtype=BF16), None),
-                                          "weight and bias must have the input's dtype"),
-    "weight and bias in different dtypes": (lambda: (tensor(4, 8, dtype=BF16), (8,), tensor(8),
-                                                     tensor(8, dtype=BF16)), "weight and bias must"),
     "weight on another device": (lambda: (tensor(4, 8), (8,), torch.ones(8, device="meta"), None),
                                  "weight is on meta"),
 }
@@ -148,7 +148,8 @@ def test_module_is_nn_layernorm_with_the_fast_forward(kwargs):
         torch.nn.init.normal_(p)
     module.load_state_dict(reference.state_dict())
     x = tensor(3, 4, 24)
-    torch.testing.assert_close(module(x), reference(x), atol=2e-5, rtol=2e-5)
+    assert_close("y", module(x), layer_norm_exact(x, (4, 24), reference.weight, reference.bias, reference.eps),
+                 torch.float32)
 
 
 def test_torch_compile_full_graph_matches_eager():
@@ -161,7 +162,7 @@ def test_torch_compile_full_graph_matches_eager():
 def test_cuda_graph_capture_replays_the_call():
     x, w, b = tensor(64, 1024, grad=False), tensor(1024, grad=False), tensor(1024, grad=False)
     assert_graph_replays(lambda: layer_norm_fast(x, (1024,), w, b),
-                         lambda: F.layer_norm(x, (1024,), w, b), x)
+                         lambda: layer_norm_exact(x, (1024,), w, b), x)
 
 
 @pytest.mark.skipif(INTERPRETED, reason="the interpreter runs on the CPU")
@@ -176,4 +177,4 @@ def test_second_gpu_while_the_first_is_current():
         x = torch.randn(64, 512, device=device, requires_grad=True)
         w, b = (torch.randn(512, device=device, requires_grad=True) for _ in range(2))
         assert torch.cuda.current_device() == 0
-        assert_same_as_torch(ours, torchs, (x, (512,), w, b))
+        assert_same_as_torch(ours, torchs, layer_norm_exact, (x, (512,), w, b))

@@ -1,14 +1,14 @@
-"""LayerNorm against PyTorch: forward, dx, dW and dB, the locks under load, and bad inputs.
+"""LayerNorm against its definition: forward, dx, dW and dB, the locks under load, and bad inputs.
 
-The reference is torch.nn.functional.layer_norm evaluated in float64 on the very same
-(already rounded) inputs, so each tolerance below is about our kernels alone.
+The reference is LayerNorm's definition evaluated in float64 on the CPU on the very same (already
+rounded) inputs (normkit.testing.layer_norm_exact), so each tolerance below is about our kernels alone.
 """
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 from normkit.runtime import DEVICE
+from normkit.testing import exact, layer_norm_exact
 
 import layernorm
 from layernorm import ops
@@ -49,11 +49,12 @@ DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 def check_against_torch(shape, dtype):
     x, w, b, dy = make_inputs(shape, dtype)
     ours = grads_of(layernorm.layer_norm, x, w, b, dy)
-    exact = grads_of(F.layer_norm, *(t.double() for t in (x, w, b, dy)))
+    # float64 copies on the CPU: the same reference on every device
+    wanted = grads_of(layer_norm_exact, *(exact(t) for t in (x, w, b, dy)))
     atol, rtol = TOLERANCES[dtype]
-    for name, got, want in zip(("y", "dx", "dW", "dB"), ours, exact):
+    for name, got, want in zip(("y", "dx", "dW", "dB"), ours, wanted):
         assert got.dtype == dtype and got.shape == want.shape, name
-        torch.testing.assert_close(got.double(), want, atol=atol, rtol=rtol,
+        torch.testing.assert_close(got.cpu().double(), want, atol=atol, rtol=rtol,
                                    msg=lambda m: f"{name}: {m}")
 
 
@@ -84,8 +85,8 @@ def lock_stress(monkeypatch, rows, n_cols, groups):
     # dW sums fp32 products, so only rounding may differ: a lost or doubled row
     # would move some dW entry by |dy * x_hat|, about 1, far beyond fp32
     # rounding over 4096 rows (< 1e-3)
-    exact = grads_of(F.layer_norm, *(t.double() for t in (x, w, b, dy)))
-    torch.testing.assert_close(dw.double(), exact[2], atol=1e-3, rtol=1e-4)
+    wanted = grads_of(layer_norm_exact, *(exact(t) for t in (x, w, b, dy)))
+    torch.testing.assert_close(dw.cpu().double(), wanted[2], atol=1e-3, rtol=1e-4)
 
 
 @pytest.mark.gpu
@@ -126,14 +127,13 @@ def test_non_contiguous_input_is_handled(layout):
     n = view_of(base).shape[-1]
     w, b = (w[::2], b[::2]) if n == 64 else (w, b)  # a strided weight too, where the shape allows
     results = []
-    for fn in (layernorm.layer_norm, F.layer_norm):
-        leaf = base.detach().requires_grad_()
-        x = view_of(leaf)
+    for fn, leaf in ((layernorm.layer_norm, base.detach().requires_grad_()), (layer_norm_exact, exact(base))):
+        x = view_of(leaf.requires_grad_())
         assert not x.is_contiguous()
         y = fn(x, (n,), w, b, 1e-5)
-        dy = torch.linspace(-1, 1, y.numel(), device=DEVICE).reshape(y.shape)
+        dy = torch.linspace(-1, 1, y.numel(), device=y.device, dtype=y.dtype).reshape(y.shape)
         (grad,) = torch.autograd.grad(y, leaf, dy)
-        results.append((y.detach(), grad))
+        results.append((y.detach().cpu().double(), grad.cpu().double()))
     (y, grad), (y_ref, grad_ref) = results
     torch.testing.assert_close(y, y_ref, atol=1e-5, rtol=1e-4)
     torch.testing.assert_close(grad, grad_ref, atol=1e-5, rtol=1e-4)
@@ -144,10 +144,10 @@ def test_expanded_upstream_gradient():
     x, w, b, _ = make_inputs((9, 33), torch.float32)
     leaves = [t.detach().requires_grad_() for t in (x, w, b)]
     layernorm.layer_norm(leaves[0], (33,), leaves[1], leaves[2]).sum().backward()
-    refs = [t.detach().requires_grad_() for t in (x, w, b)]
-    F.layer_norm(refs[0], (33,), refs[1], refs[2]).sum().backward()
+    refs = [exact(t).requires_grad_() for t in (x, w, b)]
+    layer_norm_exact(refs[0], (33,), refs[1], refs[2]).sum().backward()
     for got, want in zip(leaves, refs):
-        torch.testing.assert_close(got.grad, want.grad, atol=1e-5, rtol=1e-4)
+        torch.testing.assert_close(got.grad.cpu().double(), want.grad, atol=1e-5, rtol=1e-4)
 
 
 def test_group_size_shrinks_as_rows_widen():

@@ -1,5 +1,5 @@
-"""Checks the fast kernels' tests share: tolerances against an fp64 reference, NaN-poisoned memory, and
-the drop-in checks (against PyTorch, its refusals, torch.compile, CUDA-graph capture)."""
+"""Checks the fast kernels' tests share: the float64 CPU oracles and tolerances against them, NaN-poisoned
+memory, and the drop-in checks (against PyTorch, its refusals, torch.compile, CUDA-graph capture)."""
 
 import re
 
@@ -23,38 +23,90 @@ def poison_allocator():
         torch.cuda.synchronize()
 
 
+# --- The oracles: the norms from their definitions, in float64 on the CPU. Never PyTorch's own ops
+# on the kernels' device: what those accept and how they round depends on the device
+# (normkit.contract), and the tests must say the same thing on a GPU as on a CPU.
+
+def exact(t):
+    """t as the oracles take it: a float64 copy on the CPU, a leaf that needs a gradient when t
+    does, so that autograd through an oracle gives the exact gradients; not a tensor: as it is."""
+    if not isinstance(t, torch.Tensor):
+        return t
+    return t.detach().to("cpu", torch.float64).requires_grad_(t.requires_grad)
+
+
+def _float64_on_cpu(*tensors):
+    # differentiable (and nothing at all for an exact() leaf): gradients reach the caller's leaves
+    return [None if t is None else t.to("cpu", torch.float64) for t in tensors]
+
+
+def _normalized_dims(x, normalized_shape):
+    n_dims = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    return tuple(range(x.dim() - n_dims, x.dim()))
+
+
+def layer_norm_exact(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """F.layer_norm's definition, (x - mean) / sqrt(var + eps) * weight + bias over the trailing
+    normalized_shape, the variance biased, in float64 on the CPU whatever the tensors' device and
+    dtype: exact() leaves for the exact gradients."""
+    x, weight, bias = _float64_on_cpu(x, weight, bias)
+    dims = _normalized_dims(x, normalized_shape)
+    centred = x - x.mean(dims, keepdim=True)
+    y = centred / torch.sqrt(centred.square().mean(dims, keepdim=True) + eps)
+    if weight is not None:
+        y = y * weight
+    return y if bias is None else y + bias
+
+
+def rms_norm_exact(x, normalized_shape, weight=None, eps=1e-6):
+    """F.rms_norm's definition, x / sqrt(mean(x²) + eps) * weight over the trailing
+    normalized_shape, in float64 on the CPU whatever the tensors' device and dtype: exact()
+    leaves for the exact gradients. eps is a number: F.rms_norm's eps=None means the input
+    dtype's epsilon, which the caller knows and a float64 copy does not."""
+    x, weight = _float64_on_cpu(x, weight)
+    y = x / torch.sqrt(x.square().mean(_normalized_dims(x, normalized_shape), keepdim=True) + eps)
+    return y if weight is None else y * weight
+
+
 def assert_close(name, out, ref, dtype, scale=1.0):
-    out = out.double()
+    """out (any device, any dtype) within TOL[dtype] * max(max|ref|, scale) of an oracle's ref."""
+    out = out.detach().to("cpu", torch.float64)
     assert out.shape == ref.shape, f"{name}: shape {tuple(out.shape)} != {tuple(ref.shape)}"
     scale = max(ref.abs().max().item(), scale)
     err = (out - ref).abs().max().item()
     assert err <= TOL[dtype] * scale, f"{name}: max error {err:.3g} > {TOL[dtype]} * {scale:.3g}"
 
 
-def assert_same_as_torch(ours, theirs, tensors, dy_seed=0):
-    """ours(*tensors) against PyTorch's theirs(*tensors): the same output shape and dtype and the
-    same gradient dtypes, and values that match PyTorch's on the inputs upcast to fp64 (the exact
-    answer both approximate) within twice the tolerance of the coarser of the input's and the
+def assert_same_as_torch(ours, theirs, oracle, args, dy_seed=0):
+    """ours(*args) against PyTorch's theirs(*args) on the same device: the same output shape and
+    dtype and the same gradient dtypes; and values that match oracle(*args) on exact() copies (the
+    exact answer both approximate) within twice the tolerance of the coarser of the input's and the
     result's dtype, relative to the larger of 1 and the largest value."""
-    def exact(t):
-        return t.detach().double().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t
-    out, pytorch_out = ours(*tensors), theirs(*tensors)
+    out, pytorch_out = ours(*args), theirs(*args)
     assert (out.shape, out.dtype) == (pytorch_out.shape, pytorch_out.dtype), (out.dtype, pytorch_out.dtype)
-    upcast = [exact(t) for t in tensors]
-    ref = theirs(*upcast)
+    assert_matches_oracle(out, oracle, args, dy_seed, pytorch_out)
+
+
+def assert_matches_oracle(out, oracle, args, dy_seed=0, pytorch_out=None):
+    """out = a call on args, its values and gradients against oracle(*args) on exact() copies (see
+    assert_same_as_torch); each gradient in its tensor's dtype, or in PyTorch's where pytorch_out,
+    PyTorch's result of the same call, is given."""
+    upcast = [exact(t) for t in args]
+    ref = oracle(*upcast)
     def tol(result):  # the coarser of the input's dtype and the result's
-        return 2 * max(TOL.get(tensors[0].dtype, 1e-12), TOL.get(result.dtype, 1e-12))
+        return 2 * max(TOL.get(args[0].dtype, 1e-12), TOL.get(result.dtype, 1e-12))
     _close("output", out, ref, tol(out))
-    wanted = [i for i, t in enumerate(tensors) if isinstance(t, torch.Tensor) and t.requires_grad]
+    wanted = [i for i, t in enumerate(args) if isinstance(t, torch.Tensor) and t.requires_grad]
     if not wanted:
         return
     g = torch.Generator().manual_seed(dy_seed)
-    dy = torch.randn(out.shape, generator=g).to(out.device, out.dtype)
-    grads = torch.autograd.grad(out, [tensors[i] for i in wanted], dy)
-    pytorch_grads = torch.autograd.grad(pytorch_out, [tensors[i] for i in wanted], dy)
+    dy = torch.randn(out.shape, generator=g).to(out.dtype)
+    grads = torch.autograd.grad(out, [args[i] for i in wanted], dy.to(out.device))
+    expected = ([t.dtype for t in torch.autograd.grad(pytorch_out, [args[i] for i in wanted], dy.to(out.device))]
+                if pytorch_out is not None else [args[i].dtype for i in wanted])
     ref_grads = torch.autograd.grad(ref, [upcast[i] for i in wanted], dy.double())
-    for i, a, p, r in zip(wanted, grads, pytorch_grads, ref_grads):
-        assert (a.shape, a.dtype) == (p.shape, p.dtype), (i, a.dtype, p.dtype)
+    for i, a, dtype, r in zip(wanted, grads, expected, ref_grads):
+        assert (a.shape, a.dtype) == (args[i].shape, dtype), (i, a.dtype, dtype)
         _close(f"gradient of input {i}", a, r, tol(a))
 
 
@@ -62,7 +114,7 @@ def _close(name, out, ref, tol):
     if ref.numel() == 0:
         return
     scale = max(ref.abs().max().item(), 1.0)
-    err = (out.double() - ref).abs().max().item()
+    err = (out.detach().to("cpu", torch.float64) - ref).abs().max().item()
     assert err <= tol * scale, f"{name}: max error {err:.3g} > {tol} * {scale:.3g}"
 
 
@@ -109,8 +161,9 @@ def assert_compiled_matches_eager(model, x):
         torch.testing.assert_close(a, b, atol=1e-4, rtol=1e-4)
 
 
-def assert_graph_replays(call, reference, x):
-    """call() captured in a CUDA graph after one warm-up call, replayed on new values of x, equals reference()."""
+def assert_graph_replays(call, oracle, x):
+    """call() captured in a CUDA graph after one warm-up call, replayed on new values of x, equals
+    oracle() (an oracle's value on the new x: it reads x when called)."""
     call()  # compile before capturing
     stream = torch.cuda.Stream()
     graph = torch.cuda.CUDAGraph()
@@ -118,7 +171,7 @@ def assert_graph_replays(call, reference, x):
         y = call()
     x.copy_(torch.randn_like(x))
     graph.replay()
-    torch.testing.assert_close(y, reference(), atol=1e-5, rtol=1e-5)
+    assert_close("replayed output", y, oracle(), y.dtype)
 
 
 # Each design of the fast kernels' two passes, whatever the tuned tables pick, as functions of N:

@@ -569,7 +569,7 @@ def check_inputs(x, normalized_shape, weight, eps):
     ContractError names the problem. Returns normalized_shape as a tuple."""
     op = "rms_norm_fast"
     shape = dropin.normalized_shape_of(x, normalized_shape, op)
-    dropin.check_parameter("weight", weight, x, shape, op)  # any float dtype, as PyTorch
+    dropin.check_parameter("weight", weight, x, shape, op)  # any float dtype, as PyTorch (normkit.contract)
     if eps is not None:
         dropin.check_eps(eps, op)
     return shape
