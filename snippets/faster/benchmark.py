@@ -400,7 +400,7 @@ def rows_from(figures, kinds=("gpu",)):
         else:
             row[f"{key}_{kind}_us"] = fig
     return [row for row in rows.values() if "error" in row or all(
-        f"{key}_{kind}_us" in row for key in ("fwd", "fwd_bwd") for kind in kinds)]
+        f"{key}_{kind}_us" in row for key in PASSES for kind in kinds)]
 
 
 DW_PROVIDERS = ("teaching", "fast", "torch", "liger")
@@ -988,7 +988,7 @@ def format_table(rows, copy_gbps):
             lines.append(f"{head} {r['error'][:60]} | | | |")
             continue
         cells = []
-        for key in ("fwd", "fwd_bwd"):
+        for key in PASSES:
             us = r[f"{key}_gpu_us"]["median"]
             n_bytes = bytes_moved(key, r["M"], r["N"], getattr(torch, r["dtype"]))
             cells += [f"{us:.1f}", f"{100 * bench.gb_per_s(n_bytes, us / 1e3) / copy_gbps:.1f}%"]
