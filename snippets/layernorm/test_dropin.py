@@ -1,5 +1,5 @@
 """layer_norm_fast as a drop-in for F.layer_norm: every input PyTorch computes, computed with PyTorch's output
-and gradient dtypes and the values of layer_norm's definition in float64 on the CPU (normkit.testing.layer_norm_exact);
+and gradient dtypes and the values F.layer_norm gives in float64 on the CPU (normkit.testing.layer_norm_exact);
 the dtypes of normkit.contract's "fast" column on every device; every input PyTorch refuses, refused
 with a ContractError that names the problem; torch.compile without graph breaks; the module with
 nn.LayerNorm's state_dict."""

@@ -1,4 +1,4 @@
-"""The fast LayerNorm against LayerNorm's definition computed in float64 on the CPU on the same inputs.
+"""The fast LayerNorm against PyTorch's layer_norm computed in float64 on the CPU on the same inputs.
 
 Tolerance: max|out - ref| <= TOL[dtype] * max(max|ref|, 1) (for dx, max(max|ref|, rstd*max|dy*w|, 1)), for y, dx, dW and dB, where ref
 is normkit.testing.layer_norm_exact on the inputs upcast to fp64 on the CPU (an fp32 reference rounds by more than

@@ -1,7 +1,8 @@
-"""LayerNorm against its definition: forward, dx, dW and dB, the locks under load, and bad inputs.
+"""LayerNorm against PyTorch: forward, dx, dW and dB, the locks under load, and bad inputs.
 
-The reference is LayerNorm's definition evaluated in float64 on the CPU on the very same (already
-rounded) inputs (normkit.testing.layer_norm_exact), so each tolerance below is about our kernels alone.
+The reference is torch.nn.functional.layer_norm evaluated in float64 on the CPU on the very same
+(already rounded) inputs (normkit.testing.layer_norm_exact), so each tolerance below is about our
+kernels alone, and the reference is the same on every device.
 """
 
 import pytest

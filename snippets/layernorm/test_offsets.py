@@ -1,7 +1,7 @@
 """Past 2**31 elements: row offsets must be 64-bit, or the kernels address outside the tensor.
 
 On the GPU both public functions run on a (262272, 8192) bf16 tensor, 2**31 + 2**20 elements, and
-the rows on both sides of element 2**31 are checked against LayerNorm's definition in float64. On the
+the rows on both sides of element 2**31 are checked against PyTorch in float64 on the CPU. On the
 CPU a small kernel checks
 the same arithmetic, row_start, with a stride large enough that an int32 product would wrap.
 """

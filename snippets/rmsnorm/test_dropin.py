@@ -1,5 +1,5 @@
 """rms_norm_fast as a drop-in for F.rms_norm: every input PyTorch computes, computed with PyTorch's output
-and gradient dtypes and the values of rms_norm's definition in float64 on the CPU (normkit.testing.rms_norm_exact);
+and gradient dtypes and the values F.rms_norm gives in float64 on the CPU (normkit.testing.rms_norm_exact);
 the dtypes of normkit.contract's "fast" column on every device; every input PyTorch refuses, refused
 with a ContractError that names the problem; torch.compile without graph breaks; the module with
 nn.RMSNorm's state_dict."""

@@ -1,4 +1,4 @@
-"""The fast RMSNorm against RMSNorm's definition computed in float64 on the CPU on the same inputs.
+"""The fast RMSNorm against PyTorch's rms_norm computed in float64 on the CPU on the same inputs.
 
 Tolerance: max|out - ref| <= TOL[dtype] * max(max|ref|, 1) (for dx, max(max|ref|, rstd*max|dy*w|, 1)), for y, dx and dW, where ref is
 normkit.testing.rms_norm_exact on the inputs upcast to fp64 on the CPU (an fp32 reference rounds by more than

@@ -3,7 +3,7 @@
 The teaching kernels' fp32 scratch (one value per element) is capped at 64 MiB, so every input they
 accept has fewer than 2**31 elements and int32 offsets suffice; larger ones are refused with a
 ContractError before anything runs. On the GPU: the refusal at 2**31 + 2**20 elements, and the fast
-kernels at that size checked against RMSNorm's definition in float64 on the rows around element 2**31.
+kernels at that size checked against PyTorch in float64 on the CPU on the rows around element 2**31.
 """
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
