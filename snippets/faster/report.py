@@ -327,7 +327,8 @@ def designs_md(res, op, copy, t):
                          else _pct(_design_pct(r, copy, dtype), t))
         label = n if dtype == res["dtype"] else f"{n} · {dtype}"
         out.append(f"| {label} | " + " | ".join(cells) + " |")
-    out += ["", t("designs_note"), "", claims.protocol_text(res["protocol"], t, "gpu")]
+    out += ["", t("designs_note").format(total=_total_text(res["sweep_total"])), "",
+            claims.protocol_text(res["protocol"], t, "gpu")]
     return "\n".join(out) + "\n"
 
 

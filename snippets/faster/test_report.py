@@ -330,6 +330,8 @@ def test_a_run_of_each_plan_renders_every_file(plan, tmp_path):
     assert q["gpu"] == "Synthetic GPU" and q["sweep_n_count"] == str(len(plan.sweep_n))
     names = {p.name for p in tmp_path.iterdir()}
     assert {f"{op}-{t}.md" for op in OPS for t in ("targets", "sweep", "between", "designs")} <= names
+    # the rows of the designs' side-by-side are the plan's: 2²⁰ / N in the quick run
+    assert f"M = {report._total_text(plan.sweep_total)} / N rows" in _read(tmp_path / "layernorm-designs.md")
 
 
 def test_the_hand_made_data_set_has_a_runs_layout():
