@@ -18,12 +18,21 @@ or the older "sources_sha256"):
     count (a quote with no digit in it, such as "faster", "on par", "met", or a key that counts
     verdicts or names the widths a verdict picks) must read the same.
 Prints what disagrees and exits 1 if anything does.
+
+    python scripts/compare_builds.py --edges docs/data     # one build: which verdicts sit on an edge?
+
+lists the verdicts and counts of one build that turn when every figure moves as far as a rebuild
+moves most figures (EDGE_MOVE: GPU time 0.8 %, the 95th percentile between two builds; copy 1.2 %;
+host costs 6 %, which moves a paired ratio by about the 12 % seen), each figure up or down at random,
+in --trials such builds: the verdicts a second build of the same commit is likely to turn.
 """
 
 import argparse
+import copy
 import importlib
 import json
 import math
+import random
 import re
 import sys
 import tempfile
@@ -150,11 +159,45 @@ def compare_data_set(name, a, b, quotes=verdict_quotes):
     return lines, bool(problems or only or changed)
 
 
+# How far a rebuild moves most figures of each kind (notes/timing.md): the 95th percentile of GPU time,
+# the copy's move, and a host cost's move that moves a paired ratio of two by about the 12 % seen.
+EDGE_MOVE = {"gpu": 0.008, "copy": 0.012, "host": 0.06}
+
+
+def moved(tree, seed):
+    """A copy of a measurements tree with every figure scaled by 1 ± EDGE_MOVE of its kind (the sign
+    at random, the same for all of a figure's numbers): a SYNTHETIC rebuild, never published."""
+    rng, out = random.Random(seed), copy.deepcopy(tree)
+    for path, fig in figures(out):
+        factor = 1 + rng.choice((-1, 1)) * EDGE_MOVE[kind_of(path)]
+        fig.update(median=fig["median"] * factor, low=fig["low"] * factor, high=fig["high"] * factor,
+                   runs=[r * factor for r in fig["runs"]])
+    return out
+
+
+def edge_verdicts(name, measurements, trials=8, quotes=verdict_quotes):
+    """{key: set of what it read}: the verdicts and counts that some of `trials` moved copies turn."""
+    base = quotes(name, measurements)
+    seen = {}
+    for seed in range(trials):
+        other = quotes(name, moved(measurements, seed))
+        for key in base.keys() | other.keys():
+            if base.get(key) != other.get(key):
+                seen.setdefault(key, {base.get(key)}).add(other.get(key))
+    return seen
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("a", type=Path)
-    parser.add_argument("b", type=Path)
+    parser.add_argument("b", type=Path, nargs="?")
+    parser.add_argument("--edges", action="store_true", help="one build: list the verdicts on an edge")
+    parser.add_argument("--trials", type=int, default=8)
     args = parser.parse_args(argv)
+    if args.edges:
+        return edges(args.a, args.trials)
+    if args.b is None:
+        parser.error("two builds to compare, or --edges and one")
     failed = False
     for name in gpu_build.DATA_SETS:
         paths = [folder / name / "measurements.json" for folder in (args.a, args.b)]
@@ -166,6 +209,21 @@ def main(argv=None):
         print("\n".join(lines))
         failed |= bad
     return 1 if failed else 0
+
+
+def edges(folder, trials):
+    """Print, for each data set of one build, the verdicts that moved copies of it turn; exit 1 if any."""
+    found = False
+    for name in gpu_build.DATA_SETS:
+        path = folder / name / "measurements.json"
+        if not path.is_file():
+            continue
+        turned = edge_verdicts(name, json.loads(path.read_text(encoding="utf-8")), trials)
+        print(f"{name}: {len(turned)} verdicts or counts turn in {trials} rebuilds moved by {EDGE_MOVE}")
+        for key in sorted(turned):
+            print(f"    {key}: " + " / ".join(sorted(repr(v) for v in turned[key])))
+        found |= bool(turned)
+    return 1 if found else 0
 
 
 if __name__ == "__main__":

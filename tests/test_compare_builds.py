@@ -10,6 +10,7 @@ import pytest
 import compare_builds  # scripts/, put on the path by sitecheck
 import gpu_build
 from layernorm import report as layernorm_report
+from normkit import claims
 from sitecheck import ROOT
 
 
@@ -180,3 +181,33 @@ def test_the_command_compares_two_folders(tmp_path, capsys, committed_layernorm)
     out = capsys.readouterr().out
     assert "faster: not in both builds, skipped" in out and "layernorm: 77 figures in both" in out
     assert (ROOT / "scripts" / "compare_builds.py").is_file()
+
+
+# --- one build's verdicts on an edge (--edges) ---------------------------------------------------------
+
+def test_moved_scales_every_figure_by_its_kinds_move():
+    a = synthetic_build()
+    b = compare_builds.moved(a, seed=1)
+    for (path, fig), (_, moved) in zip(compare_builds.figures(a), compare_builds.figures(b)):
+        factor = moved["median"] / fig["median"]
+        share = compare_builds.EDGE_MOVE[compare_builds.kind_of(path)]
+        assert factor == pytest.approx(1 + share) or factor == pytest.approx(1 - share)
+        assert [moved["low"], moved["high"], *moved["runs"]] == pytest.approx(
+            [factor * v for v in (fig["low"], fig["high"], *fig["runs"])])
+    assert a == synthetic_build()  # the build itself is left as it was
+
+
+def test_edges_lists_the_verdicts_a_small_move_turns():
+    # SYNTHETIC: two GPU pairs; the first's ranges are 3.1 % apart, just past the 3 % margin (faster,
+    # on the edge); the second's 20 % apart (faster, far from it)
+    def pair(b_median):
+        return [{"provider": "fast", "gpu_us": fig(100.0)}, {"provider": "torch", "gpu_us": fig(b_median)}]
+    edge = 100.2 * 1.03 * 1.031 / 0.97 / 0.998  # b's stated low end 3.1 % above a's top
+    tree = document({"near": pair(edge), "far": pair(130.0)})
+
+    def verdicts(name, m):
+        return {key: claims.time_verdict(m["results"][key][0]["gpu_us"], m["results"][key][1]["gpu_us"], "gpu")
+                for key in ("near", "far")}
+
+    assert verdicts("x", tree) == {"near": "faster", "far": "faster"}
+    assert compare_builds.edge_verdicts("x", tree, trials=8, quotes=verdicts) == {"near": {"faster", "on_par"}}

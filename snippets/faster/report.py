@@ -180,7 +180,7 @@ def targets_md(res, op, copy, t):
                 cells += [claims.with_range(r[f"{key}_gpu_us"], "gpu", t),
                           f"{claims.with_range(pct, 'gpu', t)} {_status(pct, goal[key], t)}"]
             out.append(f"{head} {' | '.join(cells)} |")
-    out += ["", t("target_marks").format(margin=_margin_text(t)), packages_text(res, t), "", claims.protocol_text(res["protocol"], t)]
+    out += ["", t("target_marks"), packages_text(res, t), "", claims.protocol_text(res["protocol"], t)]
     return "\n".join(out) + "\n"
 
 
@@ -259,7 +259,7 @@ def host_md(res, op, t):
             cells += [f"{_us(f, t, 'host')} · {_us(e, t, 'host')}",
                       f"{claims.times_text(claims.ratio(f, e), 'host', t)} {MARKS[verdict]}"]
         out.append(f"| {_shape_text(m, n)} | " + " | ".join(cells) + " |")
-    words = {_short(k): t.times(v, ".1f") for k, v in targets.items()} | {"margin": _margin_text(t, "host")}
+    words = {_short(k): t.times(v, ".1f") for k, v in targets.items()}
     out += ["", t("host_target_marks").format(**words), "", claims.protocol_text(res["protocol"], t, "host")]
     return "\n".join(out) + "\n"
 
