@@ -596,10 +596,16 @@ def _counts(figs_and_targets):
 
 def widths_sentence(label, widths, t):
     """Widths as the catalogue's sentence LABEL_some, or LABEL_none when there are none (which
-    says "none" once, not "at 0 widths: none")."""
+    says "none" once, not "at 0 widths: none"); {margin} is the GPU verdicts' margin."""
+    margin = _margin_text(t)
     if not widths:
-        return t(f"{label}_none")
-    return t(f"{label}_some").format(count=len(widths), widths=t.join(map(str, widths)))
+        return t(f"{label}_none").format(margin=margin)
+    return t(f"{label}_some").format(count=len(widths), widths=t.join(map(str, widths)), margin=margin)
+
+
+def _margin_text(t, kind="gpu"):
+    """The gap a verdict of this kind needs between its two sides (normkit.claims.MARGIN): "3%"."""
+    return t.percent(100 * claims.MARGIN[kind], "g")
 
 
 def _sweep_quotes(res, op, p, copy, t, q):

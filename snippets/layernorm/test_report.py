@@ -230,6 +230,19 @@ def test_quotes_are_the_tables_numbers(tmp_path):
     assert q["fwd_bytes_n1024"] == "16 MiB" and q["fwd_bytes_ratio_n8192_n1024"] == "8×"
 
 
+def test_a_verdict_needs_the_ranges_apart_by_the_margin(tmp_path):
+    # SYNTHETIC torch forward at N = 2048 made slower: 26.0 µs (stated 25.22–26.78) against Triton's 24.0
+    # (23.28–24.72) is 1.08x, the ranges apart by 2.0 %: under the 3 % margin, on par; 26.3 µs (from
+    # 25.51) puts them 3.2 % apart: faster
+    for torch_us, verdict, counts in ((26.0, "on par", ("1", "1", "1")), (26.3, "faster", ("2", "0", "1"))):
+        m = synthetic_measurements()
+        row = next(r for r in m["results"]["rows"] if (r["mode"], r["provider"], r["N"]) == ("forward", "torch", 2048))
+        row["us"] = fig(torch_us, torch_us - 0.2, torch_us + 0.2)
+        q = report.quotes(m["results"], m["provenance"])
+        assert q["fwd_verdict_n2048"] == verdict
+        assert (q["fwd_faster_count"], q["fwd_on_par_count"], q["fwd_slower_count"]) == counts
+
+
 def test_quotes_in_every_language(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     zh = json.loads(_read(tmp_path / "quotes.zh.json"))

@@ -129,24 +129,74 @@ def test_stated_ratio_reads_both_stated_ranges():
 def test_compare_is_on_par_when_the_stated_ranges_overlap():
     a = fig(100.0, 99.0, 101.0)   # stated 97–103
     near = fig(104.0, 103.5, 104.5)  # stated 100.88–107.12: overlaps
-    far = fig(110.0, 109.0, 111.0)   # stated 106.7–113.3: apart
+    far = fig(115.0, 114.0, 116.0)   # stated 111.55–118.45: apart by 8.3 % of 103, over the 3 % margin
     assert claims.compare(a, near, "gpu") == "on_par"
     assert claims.compare(near, a, "gpu") == "on_par"
     assert claims.compare(a, far, "gpu") == "lower"
     assert claims.compare(far, a, "gpu") == "higher"
-    # host costs compare by their paired ratio, at least ±20 %: 100 / 110 = 0.91 (0.73–1.09) is on par,
-    # 100 / 130 = 0.77 (0.61–0.92) is lower, however wide each host cost's own range is
+    assert claims.time_verdict(a, far, "gpu") == "faster" and claims.time_verdict(far, a, "gpu") == "slower"
+    # host costs compare by their paired ratio, at least ±20 %, whose range must clear 1 by the 20 %
+    # margin: 100 / 115 = 0.87 (0.70–1.04) is on par; 100 / 160 = 0.625 (0.5–0.75) is lower, as
+    # 0.75 × 1.2 = 0.9 < 1, however wide each host cost's own range is
     assert claims.compare(a, far, "host") == "on_par"
-    slow = fig(130.0, 128.0, 132.0, runs=[128.0, 130.0, 132.0])
+    slow = fig(160.0, 158.0, 162.0, runs=[158.0, 160.0, 162.0])
     assert claims.compare(a, slow, "host") == "lower" and claims.compare(slow, a, "host") == "higher"
 
 
-def test_against_reads_the_target_from_the_stated_range():
+def test_ranges_apart_by_less_than_the_margin_are_on_par():
+    # a: stated 97–103. b's stated low end is its median × 0.97; the ranges are apart when it is above
+    # 103 and the verdict is decided when it is above 103 × 1.03 = 106.09, i.e. b's median above 109.37
+    a = fig(100.0, 99.5, 100.5)
+    just_apart = fig(107.0, 106.5, 107.5)  # stated from 103.79: apart by 0.8 %, within the margin
+    edge_below = fig(109.3, 109.0, 109.6)  # stated from 106.02: apart by 2.93 %
+    edge_above = fig(109.5, 109.2, 109.8)  # stated from 106.215: apart by 3.12 %
+    assert claims.compare(a, just_apart, "gpu") == "on_par" and claims.compare(just_apart, a, "gpu") == "on_par"
+    assert claims.compare(a, edge_below, "gpu") == "on_par"
+    assert claims.compare(a, edge_above, "gpu") == "lower" and claims.compare(edge_above, a, "gpu") == "higher"
+    # the runs' own spread counts as well: wide runs of b (from 104) leave the verdict undecided
+    wide = fig(115.0, 104.0, 116.0)
+    assert claims.compare(a, wide, "gpu") == "on_par"
+    # the margin is one more floor of each kind
+    assert claims.MARGIN == {"gpu": 0.03, "copy": 0.02, "host": 0.2}
+
+
+def test_an_edge_verdict_is_the_same_in_two_builds_that_move_it_a_little(monkeypatch):
+    # SYNTHETIC pairs just past the edge the verdict had without the margin (stated ranges apart by
+    # 0.2 %–1.1 %, as the committed data's closest "faster" verdicts were), then both medians moved
+    # by up to 0.8 % (the 95th percentile of a GPU figure's move between two builds) in opposite
+    # directions: without the margin some of these builds say "faster" and some "on par"; with it
+    # every one says "on par"
+    def verdicts(b_median):
+        out = set()
+        for move in (-0.008, -0.004, 0.0, 0.004, 0.008):
+            a = fig(100.0 * (1 + move), 99.9 * (1 + move), 100.1 * (1 + move))
+            b = fig(b_median * (1 - move), (b_median - 0.1) * (1 - move), (b_median + 0.1) * (1 - move))
+            out.add(claims.compare(a, b, "gpu"))
+        return out
+
+    medians = (106.4, 106.5, 107.0)
+    assert all(verdicts(m) == {"on_par"} for m in medians)
+    monkeypatch.setitem(claims.MARGIN, "gpu", 0.0)  # the rule as it was: ranges apart by anything
+    assert all(verdicts(m) == {"lower", "on_par"} for m in medians)
+
+
+def test_against_reads_the_target_from_the_stated_range_without_a_margin():
     f = fig(100.0, 99.0, 101.0)  # stated 97–103
     assert claims.against(f, 90.0, "gpu") == "met"
     assert claims.against(f, 110.0, "gpu") == "missed"
     assert claims.against(f, 100.0, "gpu") == "within"
     assert claims.against(f, 102.0, "gpu") == "within"  # above the median, inside the range: cannot tell
+    # a target is a number the page set, not a figure that moves: the floor alone decides, no margin
+    assert claims.against(f, 96.0, "gpu") == "met" and claims.against(f, 104.0, "gpu") == "missed"
+
+
+def test_under_reads_the_limit_from_the_paired_ratio():
+    # paired ratio a / b = 1.0 with runs 0.98–1.02: its range is the ±20 % floor, 0.8–1.2
+    a = fig(100.0, 98.0, 102.0, runs=[98.0, 100.0, 102.0])
+    b = fig(100.0, 99.0, 101.0, runs=[100.0, 100.0, 100.0])
+    assert claims.under(a, b, 1.3) == "met"
+    assert claims.under(a, b, 1.1) == "within"
+    assert claims.under(a, b, 0.7) == "missed"
 
 
 def test_typical_is_the_median_figure_by_median():
