@@ -4,6 +4,7 @@ PYTHON ?= python3
 PY     := $(VENV)/bin/python
 SITE   ?= site
 LANG_  ?= en
+PORT   ?= 8000
 GPU_PYTHON ?= python3
 
 .PHONY: site serve preview check test gpu-build clean
@@ -17,11 +18,11 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 site: $(VENV)/.installed          ## build all three languages into $(SITE)/ from the committed measurements
 	$(PY) scripts/build_site.py --site-dir $(SITE)
 
-serve: $(VENV)/.installed         ## live preview of one language while writing: make serve LANG_=zh
-	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve --config-file $(if $(filter en,$(LANG_)),mkdocs.yml,mkdocs.$(LANG_).yml)
+serve: $(VENV)/.installed         ## live preview of one language while writing: make serve LANG_=zh PORT=8001
+	$(PY) scripts/serve.py --language $(LANG_) --port $(PORT)
 
-preview: site                     ## the built site in all languages, switcher included
-	$(PY) -m http.server --directory $(SITE) --bind 127.0.0.1 8000
+preview: site                     ## the built site in all languages, switcher included: make preview PORT=8001
+	$(PY) scripts/serve.py --site $(SITE) --port $(PORT)
 
 check: $(VENV)/.installed         ## the author's checks, in seconds: includes, languages, quotes, notebooks, listings, data
 	$(PY) scripts/check.py

@@ -16,8 +16,9 @@ Before anything is replaced, page_problems() reads the page as an author wrote i
 data set or key that the data does not hold, a `{{ … }}` that no hook fills (a hyphen in a key, a
 typo) and a plot that was never drawn fail the build, each with a sentence that names the page, what
 exists instead and the command that writes what is missing. `make check` runs it on every page too.
-A data set written by `scripts/gpu_build.py placeholder` (no GPU yet) has the same files, each
-saying "not measured yet"; the sentences say how to refresh them.
+A data set written by `scripts/gpu_build.py placeholder` (no GPU yet) has the files its report
+writes from the SYNTHETIC numbers of its test, each saying "not measured yet", and the same quote
+keys: a misspelt key stays an error, and the sentences say how to add a new one.
 """
 
 import difflib
@@ -80,7 +81,9 @@ def unknown_key(where, chapter, key, keys, language):
     shown = ", ".join(sorted(keys)) if len(keys) <= MAX_KEYS_SHOWN else f"{len(keys)} keys"
     path = quotes_path(chapter, language).relative_to(ROOT)
     if is_placeholder(chapter):
-        fix = f"its data is a placeholder: `{PLACEHOLDER_COMMAND.format(name=chapter)}` adds the page's new keys"
+        # the placeholder holds the keys the report writes: a key it lacks is a typo, or new to the report
+        fix = (f"a new key is one that snippets/{chapter}/report.py writes: add it there (and to its test), then "
+               f"`{PLACEHOLDER_COMMAND.format(name=chapter)}` gives it a placeholder")
     else:
         fix = f"add the key to the quotes that snippets/{chapter}/report.py writes, then run the GPU build"
     return f"{where}: {{{{ {chapter}.{key} }}}} is not in {path} ({instead}it holds {shown}); {fix}"
@@ -113,7 +116,8 @@ def plot_problem(where, stem):
         return f"{where}: shows the plot data/{stem}.svg, but " + NO_DATA.format(
             name=name, placeholder=PLACEHOLDER_COMMAND.format(name=name))
     drawn = sorted(p.relative_to(DATA_ROOT).as_posix() for p in (DATA_ROOT / name).glob("*.svg"))
-    fix = (f"`{PLACEHOLDER_COMMAND.format(name=name)}` draws a placeholder for it" if is_placeholder(name)
+    fix = (f"draw it in snippets/{name}/report.py, then `{PLACEHOLDER_COMMAND.format(name=name)}` gives it a "
+           "placeholder" if is_placeholder(name)
            else f"draw it in snippets/{name}/report.py, then `.venv/bin/python scripts/gpu_build.py render --only {name}`")
     return f"{where}: shows data/{stem}.svg, which was not drawn (the plots of {name}: {', '.join(drawn) or 'none'}); {fix}"
 

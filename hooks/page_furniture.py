@@ -19,7 +19,8 @@
   from its prose (words, or characters for Chinese), so it follows the text when the text changes.
 - Includes an author got wrong fail the build with a sentence that names the page, the file or
   section that is missing, what exists instead and the fix (include_problems, which `make check`
-  runs on every page too): pymdownx.snippets would stop on the first, with a traceback.
+  runs on every page too): pymdownx.snippets would stop on the first, with a traceback. So does a
+  listing with a line wider than the code box (width_problems: file:line (N columns)).
 """
 
 import difflib
@@ -60,8 +61,8 @@ LOCALIZED = re.compile(r"\.[a-z]{2}\.\w+$")  # table.zh.md: the page includes ta
 RENDERED = (".md", ".txt")  # what a data set's report writes under docs/data for pages to include
 # where a file under docs/data comes from, for the sentence that says how to write it
 DATA_FIX = ("the GPU build renders a data set's files (`.venv/bin/python scripts/gpu_build.py render --only {name}`); "
-            f"without a GPU, `{PLACEHOLDER_COMMAND}` writes placeholders "
-            "for every file the pages include")
+            f"without a GPU, `{PLACEHOLDER_COMMAND}` writes a placeholder "
+            "for every file that snippets/{name}/report.py writes")
 
 
 def includes(markdown):
@@ -128,6 +129,39 @@ def source_of(target):
     start = next(i for i, line in enumerate(lines) if f"[start:{section}]" in line) + 2
     end = next(i for i, line in enumerate(lines) if f"[end:{section}]" in line)
     return path, (start, end)
+
+
+# The widest line a listing may have (black's 88): the code box is 688 px wide at 1280 px (Material's
+# grid with both sidebars), and docs/assets/stylesheets/extra.css sets the code font so that 88
+# columns fit there; tests/test_browser.py checks on screen that the listings fit.
+MAX_LISTING_COLUMNS = 88
+
+
+def wide_lines(target):
+    """(line number in its file, columns) of each line of an included section wider than the code box,
+    measured as the page shows it (the section dedented)."""
+    path, lines = source_of(target)
+    body = (ROOT / path).read_text(encoding="utf-8").splitlines()[lines[0] - 1:lines[1]]
+    indent = min((len(line) - len(line.lstrip()) for line in body if line.strip()), default=0)
+    return [(lines[0] + i, len(line) - indent) for i, line in enumerate(body) if len(line) - indent > MAX_LISTING_COLUMNS]
+
+
+def width_problems(markdown):
+    """A sentence for each included section with lines wider than the code box: file:line (N columns)."""
+    problems = []
+    for target in sorted({m["target"] for m in LISTING.finditer(markdown)}):
+        name, _, section = target.partition(":")
+        path = included_file(name)
+        if not (section and path and section in sections(path)):
+            continue  # not a section, or one that include_problems() reports
+        wide = wide_lines(target)
+        if wide:
+            where = ", ".join(f"{path.relative_to(ROOT).as_posix()}:{line} ({columns} columns)" for line, columns in wide)
+            lines = "1 line" if len(wide) == 1 else f"{len(wide)} lines"
+            problems.append(f"{where}: section '{section}' has {lines} wider than the code box's "
+                            f"{MAX_LISTING_COLUMNS} columns, which a reader would see cut off: wrap "
+                            f"{'it' if len(wide) == 1 else 'them'} in the source")
+    return problems
 
 
 def title_listings(markdown, page, config):
@@ -222,6 +256,7 @@ def on_startup(**kwargs):
 
 def on_page_markdown(markdown, page, config, **kwargs):
     problems = include_problems(markdown, f"docs/{config['theme']['language']}/{page.file.src_uri}")
+    problems = problems or width_problems(markdown)
     if problems:
         raise PluginError("\n".join(problems))
     minutes = reading_minutes(markdown, config["theme"]["language"])

@@ -1,6 +1,7 @@
 """The author's checks, in seconds: what `make check` runs, and what `make test` runs first.
 
-    .venv/bin/python scripts/check.py    # every check; exits 1 when one finds a problem
+    .venv/bin/python scripts/check.py    # every check; exits 1 when one finds a problem (make check)
+    .venv/bin/python scripts/check.py --skip-placeholders  # make test: placeholder data on one line
 
 Each check reads the sources as an author leaves them (pages, navigation, snippets, notebooks, data)
 and builds nothing, so the whole run takes seconds. A problem is one sentence that names the file,
@@ -9,10 +10,10 @@ same sentences, written by the same functions (scripts/build_site.py and the hoo
 built site and what a reader sees in a browser are checked by the tests (make test).
 """
 
+import argparse
 import posixpath
 import re
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ sys.path.insert(0, str(ROOT / "hooks"))  # the hooks own the syntax of includes,
 
 import build_site  # noqa: E402
 import gpu_build  # noqa: E402
+import glossary as glossary_hook  # noqa: E402  (hooks/glossary.py)
 import measurements as quotes_hook  # noqa: E402  (hooks/measurements.py)
 import notebooks  # noqa: E402
 import page_furniture  # noqa: E402
@@ -51,6 +53,13 @@ def snippet_sections():
     for path in sorted(SNIPPETS.rglob("*.py")):
         for name in page_furniture.sections(path):
             yield f"{path.relative_to(SNIPPETS).as_posix()}:{name}"
+
+
+def untranslated(markdown):
+    """Whether a page is marked `untranslated: true`: the English page, copied as it is, until a native
+    writer writes it in the page's language (the authoring guide, 'Add a translation')."""
+    front = FRONT_MATTER.match(markdown)
+    return bool(front and re.search(r"^untranslated:\s*true\s*$", front[1], re.MULTILINE))
 
 
 def without_code(markdown):
@@ -86,10 +95,11 @@ def difference(have, want):
 
 
 def translation_problems(page):
-    """How the translations of one page drifted from it, blaming the side that moved.
+    """How the translations of one page drifted from it, blaming the side that is out of step.
 
-    When both translations agree with each other and not with English, English is the one that
-    changed: the sentence says so and asks for the translations to follow.
+    When both translations agree with each other and not with English, the English page is the one
+    out of step: the sentence says to fix it first (a mistake there is fixed once, not copied into two
+    languages), and only then, if the change was meant, to write it into each translation.
     """
     if not all((DOCS / language / page).is_file() for language in LANGUAGES):
         return []  # a missing page is build_site.out_of_step()'s sentence
@@ -101,13 +111,35 @@ def translation_problems(page):
         others = {repr(shapes[language][what]) for language in translations}
         if len(drifted) == len(translations) > 1 and len(others) == 1:
             files = " and ".join(f"docs/{language}/{page}" for language in translations)
-            problems.append(f"docs/en/{page} changed its {what} and its translations did not follow (English "
-                            f"against them: {difference(want, shapes[translations[0]][what])}): bring {files} "
-                            f"in step with the English change")
+            problems.append(f"docs/en/{page} is out of step with its translations in its {what}: {files} agree "
+                            f"with each other, and English differs (English against them: "
+                            f"{difference(want, shapes[translations[0]][what])}): fix docs/en/{page} first; "
+                            f"if the English change is meant, write the same change into {files}, each in its "
+                            f"own language (the authoring guide, 'Add a translation')")
             continue
         problems += [f"docs/{language}/{page} drifted from docs/en/{page} in its {what} ({language} against en: "
                      f"{difference(shapes[language][what], want)}): make docs/{language}/{page} match the English "
                      f"page" for language in drifted]
+    return problems
+
+
+def untranslated_pages():
+    """The pages waiting for a native writer: listed by make check, never refused."""
+    return [f"docs/{language}/{page}" for language, page, markdown in markdown_pages()
+            if language != "en" and untranslated(markdown)]
+
+
+def untranslated_copies():
+    """An untranslated page is the English page as it is: one that differs is stale, or no longer untranslated."""
+    problems = []
+    for language, page, markdown in markdown_pages():
+        english = DOCS / "en" / page
+        if language == "en" or not untranslated(markdown) or not english.is_file():
+            continue
+        if FRONT_MATTER.sub("", markdown) != FRONT_MATTER.sub("", english.read_text(encoding="utf-8")):
+            problems.append(f"docs/{language}/{page} is marked `untranslated: true` but its text is not docs/en/{page}'s: "
+                            f"copy the English page again (keeping that line), or, if a native writer wrote it in "
+                            f"{language}, remove the line")
     return problems
 
 
@@ -143,41 +175,44 @@ def includes():
     return problems
 
 
+# --- Every page uses the glossary's terms, in its own language (hooks/glossary.py links the first use of each).
+
+def glossary_problem(markdown, where, language):
+    """A sentence when a page's prose uses no glossary term and links to none (None when it does)."""
+    body = FRONT_MATTER.sub("", markdown)
+    if glossary_hook.GLOSSARY_LINK.search(body) or next(glossary_hook.term_uses(body, language), None):
+        return None
+    untranslated_fix = (", or, for the English page copied until a native writer writes it, add `untranslated: true` "
+                        "to its front matter" if language != "en" else "")
+    return (f"{where} uses no glossary term in its prose, so it links to no entry of the glossary: write its terms "
+            f"as snippets/normkit/glossary.toml gives them in {language} (docs/{language}/glossary.md lists them)"
+            + untranslated_fix)
+
+
+def glossary_use():
+    problems = [glossary_problem(markdown, f"docs/{language}/{page}", language)
+                for language, page, markdown in markdown_pages()
+                if page != "glossary.md" and not untranslated(markdown)]
+    return [problem for problem in problems if problem]
+
+
 def placeholders():
     return [problem for language, page, markdown in markdown_pages()
             for problem in quotes_hook.page_problems(markdown, f"docs/{language}/{page}", language)]
 
 
-# The widest line a listing may have (black's 88): the code box is 688 px wide at 1280 px (Material's
-# grid with both sidebars), and docs/assets/stylesheets/extra.css sets the code font so that 88
-# columns fit there; tests/test_browser.py checks on screen that the listings fit.
-MAX_LISTING_COLUMNS = 88
-
-
-def section_lines(target):
-    """The lines of an included section, dedented as the page shows them."""
-    path, lines = page_furniture.source_of(target)
-    body = (ROOT / path).read_text(encoding="utf-8").splitlines()[lines[0] - 1:lines[1]]
-    return textwrap.dedent("\n".join(body)).splitlines()
+MAX_LISTING_COLUMNS = page_furniture.MAX_LISTING_COLUMNS  # the code box at 1280 px (hooks/page_furniture.py)
 
 
 def listings():
-    """Kernels are shown from tested files, in lines that fit the code box."""
+    """Kernels are shown from tested files, in lines that fit the code box (the build stops on the same)."""
     problems = [f"docs/{language}/{page}: a fenced block holds @triton.jit; show the kernel through a named section "
                 "of its snippet file (the authoring guide, 'Add a code listing')"
                 for language, page, markdown in markdown_pages()
                 for match in FENCE.finditer(markdown) if "@triton.jit" in match[3]]
-    for target in sorted({m["target"] for _, _, md in markdown_pages() for m in page_furniture.LISTING.finditer(md)}):
-        name, _, section = target.partition(":")
-        path = page_furniture.included_file(name)
-        if not (section and path and section in page_furniture.sections(path)):
-            continue  # not a section, or one that includes() reports
-        wide = [line for line in section_lines(target) if len(line) > MAX_LISTING_COLUMNS]
-        if wide:
-            problems.append(f"{path.relative_to(ROOT)}, section '{section}': {len(wide)} lines wider than "
-                            f"{MAX_LISTING_COLUMNS} columns, which the code box cut off (the widest: "
-                            f"{max(map(len, wide))}): wrap them")
-    return problems
+    # each section once, though every language's page includes it
+    return problems + sorted({problem for _, _, markdown in markdown_pages()
+                              for problem in page_furniture.width_problems(markdown)})
 
 
 IMAGE = re.compile(r"^(?P<indent>[ \t]*)!\[[^\]]*\]\((?P<src>[^)\s]+)\)[^\n]*\n(?P<next>[^\n]*)", re.MULTILINE)
@@ -235,8 +270,10 @@ def gpu_tests():
 CHECKS = {
     "pages and navigation in step across languages": build_site.out_of_step,
     "translations in step with English": translations_in_step,
+    "untranslated pages are the English page as it is": untranslated_copies,
     "every page has its own description": descriptions,
     "every include resolves": includes,
+    "every page uses the glossary's terms": glossary_use,
     "every quote and placeholder is filled": placeholders,
     "listings from tested files, within the code box": listings,
     "figures with captions, plots with text labels": figures,
@@ -247,15 +284,31 @@ CHECKS = {
 }
 
 
-def main():
+def placeholder_data(problem, names):
+    """Whether a problem is about a data set that holds placeholder data (not measured yet)."""
+    return any(problem.startswith(f"docs/data/{name}/") for name in names)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--skip-placeholders", action="store_true",
+                        help="list placeholder data sets on one line instead of failing on them (make test)")
+    args = parser.parse_args(argv)
+    skipped = gpu_build.placeholder_data_sets() if args.skip_placeholders else []
     start, failed = time.monotonic(), 0
     for title, check in CHECKS.items():
         began = time.monotonic()
-        problems = check()
+        problems = [problem for problem in check() if not placeholder_data(problem, skipped)]
         failed += bool(problems)
         print(f"{'FAIL' if problems else 'ok  '}  {title} ({time.monotonic() - began:.1f} s)", flush=True)
         for problem in problems:
             print(f"      {problem}")
+    waiting = untranslated_pages()
+    if waiting:
+        print(f"note  {len(waiting)} untranslated page{'s' * (len(waiting) > 1)}, the English text until a native "
+              f"writer writes {'them' if len(waiting) > 1 else 'it'}: {', '.join(waiting)}")
+    if skipped:
+        print(f"note  {gpu_build.placeholder_summary(skipped)}")
     verdict = f"{failed} of {len(CHECKS)} checks found problems" if failed else f"all {len(CHECKS)} checks passed"
     print(f"make check: {verdict} in {time.monotonic() - start:.1f} s")
     return 1 if failed else 0

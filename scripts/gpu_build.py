@@ -29,10 +29,12 @@ The GPU test record, docs/data/gpu-tests.json, is written by `pytest snippets` o
 the measure step and `make check` refuse one that failed or does not cover the current sources.
 
 A chapter written on a machine without a GPU gets placeholder data: a measurements.json marked
-"placeholder" (its GPU is "PLACEHOLDER") and, for every table, plot and quote its pages name, a
-file that says "not measured yet" in the page's language, so the pages build and preview. The tests
-and `make check` refuse any data set that did not come from a GPU, naming its file; measuring it
-replaces the whole folder.
+"placeholder" (its GPU is "PLACEHOLDER") and, for every table, plot and quote its report writes from
+the SYNTHETIC numbers of its own test (snippets/<name>/test_report.py: synthetic_measurements()), a
+file that says "not measured yet" in the page's language, so the pages build and preview; a page
+that quotes a key the report does not write stays an error. `make check` refuses any data set that
+did not come from a GPU, naming its file (the tests skip a placeholder data set, in one summary
+line); measuring it replaces the whole folder.
 """
 
 import argparse
@@ -433,44 +435,84 @@ PLACEHOLDER_PLOT = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 400 1
 """
 
 
-def page_references(name, languages):
-    """(quote keys, included files, plots) that any language's pages take from a data set."""
-    # imported here: the hooks (they need MkDocs) own the syntax of quotes, includes and plots in a page
-    sys.path.insert(0, str(ROOT / "hooks"))
-    import measurements as syntax
-    import page_furniture
+SYNTHETIC = "synthetic_measurements"  # what a chapter's test_report.py renders: SYNTHETIC numbers, never published
+WRITE_IT_AS = "write it as templates/chapter/snippets/scalenorm/test_report.py does"
 
-    keys, files, plots = set(), set(), set()
-    for page in sorted(path for language in languages for path in (ROOT / "docs" / language).rglob("*.md")):
-        markdown = page.read_text(encoding="utf-8")
-        keys |= {key for data_set, key in syntax.PLACEHOLDER.findall(markdown) if data_set == name}
-        files |= {target for escaped, target in page_furniture.includes(markdown) if not escaped
-                  and target.startswith(f"{name}/") and Path(target).suffix in page_furniture.RENDERED}
-        plots |= {match["stem"] + ".svg" for match in syntax.DATA_PLOT.finditer(markdown)
-                  if match["stem"].startswith(f"{name}/")}
-    return keys, files, plots
+
+def placeholder_data_sets():
+    """The registered data sets whose measurements are placeholder data (not measured yet)."""
+    return [name for name in DATA_SETS if measurements_path(name).is_file()
+            and load_measurements(name)["provenance"].get("placeholder")]
+
+
+def placeholder_summary(names):
+    """The one line that a run which skips placeholder data sets prints (make test, the tests)."""
+    folders = ", ".join(f"docs/data/{name}/" for name in names)
+    command = MEASURE_ON_A_GPU.format(name=names[0] if len(names) == 1 else "<name>")
+    return (f"skipped placeholder data, not measured yet: {folders} (make check and publishing refuse it: "
+            f"{command})")
+
+
+def synthetic_render(name, out_dir):
+    """What the data set's report writes from the SYNTHETIC measurements its own test renders
+    (snippets/<name>/test_report.py: synthetic_measurements()): the quotes, tables and plots that the
+    placeholder stands in for. A page that takes anything else from the data set stays an error."""
+    import traceback
+
+    test = f"snippets/{name}/test_report.py"
+    if not (SNIPPETS / name / "test_report.py").is_file():
+        sys.exit(f"{test} does not exist: the placeholder renders snippets/{name}/report.py on the SYNTHETIC "
+                 f"measurements its test renders, {SYNTHETIC}(), to learn which quotes, tables and plots the "
+                 f"pages may take; {WRITE_IT_AS}")
+    try:
+        measurements = getattr(importlib.import_module(f"{name}.test_report"), SYNTHETIC, None)
+        if measurements is None:
+            sys.exit(f"{test} has no {SYNTHETIC}(), the SYNTHETIC input of report.write() that the placeholder "
+                     f"renders to learn which quotes, tables and plots the pages may take; {WRITE_IT_AS}")
+        importlib.import_module(DATA_SETS[name]["render"]).write(measurements(), out_dir)
+    except Exception as error:  # noqa: BLE001 - an author's report: one sentence, where it failed
+        frame = traceback.extract_tb(error.__traceback__)[-1]
+        where = f"{relative(frame.filename)}:{frame.lineno}" if Path(frame.filename).is_relative_to(ROOT) else frame.filename
+        sys.exit(f"snippets/{name}/report.py failed on the SYNTHETIC measurements of {test} "
+                 f"({type(error).__name__}: {error}, at {where}), so no placeholder was written: fix it; "
+                 f"`.venv/bin/python -m pytest {test}` shows where")
+
+
+def language_of(file_name):
+    """The language a rendered file is written in: NAME.<lang>.EXT, or English for NAME.EXT."""
+    from normkit.words import LANGUAGES
+
+    parts = file_name.split(".")
+    return parts[-2] if len(parts) > 2 and parts[-2] in LANGUAGES else "en"
 
 
 def write_placeholder_files(name, out_dir):
-    """For every file the pages take from the data set, one that says "not measured yet", per language."""
+    """For every file the report writes (its SYNTHETIC render) and the provenance table, one that says
+    "not measured yet" in its language; the quotes keep the report's keys, each saying it."""
+    import tempfile
+
     from normkit.tables import localized_name
     from normkit.words import LANGUAGES
 
-    keys, files, plots = page_references(name, LANGUAGES)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for language in LANGUAGES:
-        words = NOT_MEASURED[language]
-        quotes = {key: words["quote"] for key in keys}
-        (out_dir / localized_name("quotes.json", language)).write_text(json.dumps(quotes, sort_keys=True), "utf-8")
-        for file in files:
-            note = words["note"].format(file=f"docs/data/{file}", name=name)
-            text = f'!!! warning "{words["title"]}"\n    {note}\n' if file.endswith(".md") else note + "\n"
-            target = out_dir / localized_name(file.removeprefix(f"{name}/"), language)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, "utf-8")
-        for plot in plots:
-            svg = PLACEHOLDER_PLOT.format(plot=words["plot"], plot_note=words["plot_note"].format(file=plot))
-            (out_dir / localized_name(plot.removeprefix(f"{name}/"), language)).write_text(svg, "utf-8")
+    with tempfile.TemporaryDirectory() as synthetic:
+        synthetic_render(name, Path(synthetic))
+        rendered = {path.name: path for path in Path(synthetic).iterdir() if path.is_file()}
+        out_dir.mkdir(parents=True, exist_ok=True)
+        rendered |= {localized_name("provenance.md", language): None for language in LANGUAGES}
+        for file, path in sorted(rendered.items()):
+            language = language_of(file)
+            words, target = NOT_MEASURED[language], out_dir / file
+            public = f"{name}/{file.replace(f'.{language}.', '.') if language != 'en' else file}"
+            if file.endswith(".json"):
+                keys = json.loads(path.read_text(encoding="utf-8"))
+                target.write_text(json.dumps({key: words["quote"] for key in keys}, sort_keys=True), "utf-8")
+            elif file.endswith(".svg"):
+                target.write_text(PLACEHOLDER_PLOT.format(
+                    plot=words["plot"], plot_note=words["plot_note"].format(file=public)), "utf-8")
+            else:
+                note = words["note"].format(file=f"docs/data/{public}", name=name)
+                target.write_text(f'!!! warning "{words["title"]}"\n    {note}\n' if file.endswith(".md")
+                                  else note + "\n", "utf-8")
 
 
 def placeholder(name):

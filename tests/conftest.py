@@ -1,6 +1,6 @@
 import pytest
 
-from sitecheck import build
+from sitecheck import PLACEHOLDER_DATA_SETS, build, placeholder_summary
 
 
 @pytest.fixture(scope="session")
@@ -9,3 +9,9 @@ def site_dir(tmp_path_factory):
     site = tmp_path_factory.mktemp("site")
     build(site)
     return site
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line for the data sets the measurement tests skipped: placeholder data, not measured yet."""
+    if PLACEHOLDER_DATA_SETS:
+        terminalreporter.write_line(placeholder_summary(PLACEHOLDER_DATA_SETS), yellow=True)

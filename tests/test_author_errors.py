@@ -127,6 +127,18 @@ def test_an_unknown_quote_key_names_the_keys_that_come_closest(copy):
                  "did you mean {{ rmsnorm.max_n }}")
 
 
+def test_a_listing_wider_than_the_code_box_names_each_line_and_its_columns(copy):
+    edit(copy, "snippets/rmsnorm/ops.py", "# --8<-- [start:contract]\n",
+         "# --8<-- [start:contract]\n# " + "x" * 96 + "\n")
+    expected = ("snippets/rmsnorm/ops.py:", "(98 columns): section 'contract' has 1 line wider than the code box's 88 "
+                "columns", "wrap it in the source")
+    fails_saying(copy, make_site(copy), *expected)
+    output = fails_saying(copy, MAKE_CHECK, *expected)
+    line = next(i for i, text in enumerate((copy / "snippets/rmsnorm/ops.py").read_text().splitlines(), 1)
+                if text.startswith("# xxx"))
+    assert f"snippets/rmsnorm/ops.py:{line} (98 columns)" in output, output
+
+
 def test_a_figure_without_a_caption_and_a_plot_drawn_as_paths(copy):
     edit(copy, "docs/vi/rmsnorm/index.md", "(../data/rmsnorm/timing.svg)\n/// caption", "(../data/rmsnorm/timing.svg)\n")
     svg = copy / "docs" / "data" / "rmsnorm" / "timing.zh.svg"
@@ -154,8 +166,10 @@ def test_a_nav_line_missing_in_one_configuration_names_it(copy):
 
 def test_when_english_changed_english_is_named(copy):
     edit(copy, "docs/en/triton.md", "## Programs and the grid\n", "## Programs and the grid\n\n### A new part\n")
-    fails_saying(copy, MAKE_CHECK, "docs/en/triton.md changed its headings",
-                 "bring docs/zh/triton.md and docs/vi/triton.md in step with the English change")
+    output = fails_saying(copy, MAKE_CHECK, "docs/en/triton.md is out of step with its translations in its headings",
+                          "fix docs/en/triton.md first", "write the same change into docs/zh/triton.md and "
+                          "docs/vi/triton.md, each in its own language")
+    assert "make docs/zh/triton.md match" not in output, "the translations are not the pages at fault"
 
 
 def test_when_a_translation_drifted_the_translation_is_named(copy):
@@ -182,6 +196,16 @@ def test_a_notebook_source_edited_without_its_build(copy):
     fails_saying(copy, ("python", "scripts/notebooks.py", "check"), *expected)
 
 
+def test_a_taken_port_names_the_make_serve_that_takes_another(copy):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        fails_saying(copy, ("python", "scripts/serve.py", "--language", "zh", "--port", port),
+                     f"port {port} on 127.0.0.1 is taken", f"make serve PORT={port + 1}")
+        fails_saying(copy, ("python", "scripts/serve.py", "--site", "site", "--port", port), f"make preview PORT=")
+
+
 def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -190,7 +214,7 @@ def free_port():
 
 def test_make_serve_rebuilds_an_edited_notebook(copy):
     """`make serve` watches notebooks/: an edited source reaches its .ipynb, and so the preview."""
-    command = [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{free_port()}"]
+    command = [sys.executable, "scripts/serve.py", "--port", str(free_port())]  # what make serve PORT=... runs
     server = subprocess.Popen(command, cwd=copy, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     notebook = copy / "docs" / "en" / "notebooks" / "rmsnorm.ipynb"

@@ -11,7 +11,7 @@ import re
 import pytest
 import yaml
 
-from sitecheck import DOCS, LANGUAGES, ROOT, markdown_pages
+from sitecheck import DOCS, LANGUAGES, ROOT, markdown_pages, untranslated
 
 # the same module renders the glossary pages: load it from hooks/, which is no package
 _spec = importlib.util.spec_from_file_location("glossary_hook", ROOT / "hooks" / "glossary.py")
@@ -143,7 +143,9 @@ TRANSLATED_PAGES = [(language, page) for language in LANGUAGES if language != "e
 def test_shell_comments_are_in_the_language_of_the_page(language, page):
     path = DOCS / language / page
     english = set(shell_comments((DOCS / "en" / page).read_text(encoding="utf-8")))
-    left = [c for c in shell_comments(path.read_text(encoding="utf-8")) if c in english] if path.is_file() else []
+    if not path.is_file() or untranslated(path.read_text(encoding="utf-8")):
+        return  # a missing page is make check's; an untranslated one is English until a native writer writes it
+    left = [c for c in shell_comments(path.read_text(encoding="utf-8")) if c in english]
     assert not left, f"{language}/{page}: shell comments still in English: {left}"
 
 
