@@ -77,6 +77,40 @@ def test_a_data_set_without_measurements_names_the_placeholder_command(copy):
                  "no data set 'addrmsnorm'", "snippets/addrmsnorm/dataset.toml", "addnorm")
 
 
+def test_a_chapter_copied_from_the_template_under_a_bad_or_taken_name(copy):
+    fails_saying(copy, ("python", "scripts/new_chapter.py", "Add-Norm"), "'Add-Norm' cannot name a chapter",
+                 "lower-case letters, digits and _")
+    fails_saying(copy, ("python", "scripts/new_chapter.py", "rmsnorm"), "snippets/rmsnorm/ already exists",
+                 "pick another name")
+
+
+def test_a_placeholder_needs_the_reports_synthetic_test_and_names_where_the_report_failed(copy):
+    register(copy, "addnorm")
+    placeholder = ("python", "scripts/gpu_build.py", "placeholder", "--only", "addnorm")
+    fails_saying(copy, placeholder, "snippets/addnorm/test_report.py does not exist", "synthetic_measurements()",
+                 "templates/chapter/snippets/scalenorm/test_report.py")
+    (copy / "snippets" / "addnorm").rename(copy / "addnorm-registration")
+    run_in(copy, "python", "scripts/new_chapter.py", "addnorm")
+    edit(copy, "snippets/addnorm/report.py", '    best = max(results["rows"]', '    best = max(results["wors"]')
+    line = next(i for i, text in enumerate((copy / "snippets/addnorm/report.py").read_text().splitlines(), 1)
+                if '"wors"' in text)
+    fails_saying(copy, placeholder, "snippets/addnorm/report.py failed on the SYNTHETIC measurements of "
+                 "snippets/addnorm/test_report.py", "KeyError", f"snippets/addnorm/report.py:{line}",
+                 "pytest snippets/addnorm/test_report.py")
+
+
+def test_a_misspelt_quote_key_of_a_chapter_not_measured_yet_stays_an_error(copy):
+    run_in(copy, "python", "scripts/new_chapter.py", "addnorm")
+    append(copy, "docs/en/addnorm/index.md", "\nAt best {{ addnorm.best_gbsp }}.\n")
+    placeholder = ("python", "scripts/gpu_build.py", "placeholder", "--only", "addnorm")
+    assert run_in(copy, *placeholder)[0] == 0
+    expected = ("docs/en/addnorm/index.md", "{{ addnorm.best_gbsp }} is not in docs/data/addnorm/quotes.json",
+                "did you mean {{ addnorm.best_gbps }}", "snippets/addnorm/report.py writes: add it there")
+    fails_saying(copy, MAKE_CHECK, *expected)
+    assert run_in(copy, *placeholder)[0] == 0  # run again, as the message says after a new key: still an error
+    fails_saying(copy, MAKE_CHECK, *expected)
+
+
 @pytest.mark.parametrize("provenance", [
     {"gpu": "SYNTHETIC", "sm_count": 132, "driver": "580.159.04", "cuda": "13.0", "l2_bytes": 62914560},
     gpu_build.PLACEHOLDER,
