@@ -88,7 +88,7 @@ def test_a_changed_kernel_line_makes_the_measurements_stale(chapter, tmp_path):
 
 
 def test_presentation_modules_are_never_measured_sources():
-    for chapter in gpu_build.DATA_SETS:
+    for chapter in MEASURED:
         sources = load(chapter)["provenance"]["sources"]
         assert not [name for name in sources if gpu_build.is_presentation(name)], chapter
 

@@ -69,7 +69,7 @@ def guide_blocks():
     blocks = {}
     for fence, info, body in re.findall(r"^ {4}(`{3,})([^\n]*)\n(.*?)^ {4}\1$", section, re.MULTILINE | re.DOTALL):
         title = re.search(r'title="([^"]+)"', info)
-        key = title[1] if title else info.split()[0]
+        key = name(title[1]) if title else info.split()[0]
         blocks.setdefault(key, []).append(name(re.sub(r"^ {4}", "", body, flags=re.MULTILINE)))
     return blocks
 
