@@ -122,7 +122,7 @@ def test_data_that_did_not_come_from_a_gpu_is_refused_by_name(copy, provenance):
     path.write_text(json.dumps(document), encoding="utf-8")
     output = fails_saying(copy, MAKE_CHECK, "docs/data/rmsnorm/measurements.json did not come from a GPU",
                           "python scripts/gpu_build.py --only rmsnorm")
-    assert "changed since" not in output, "the data's origin is wrong, not its sources"
+    assert "changed since the measurement" not in output, "the data's origin is wrong, not its sources"
 
 
 # --- Mistakes in a page: the build stops on them, and make check lists them all.
