@@ -42,8 +42,8 @@ COPY = {"median": 20000.0, "low": 19900.0, "high": 20100.0, "runs": [19900.0, 20
 MEASUREMENTS = {
     "provenance": {
         "gpu": "SYNTHETIC", "sm_count": 1, "copy_gb_per_s": 20000.0, "driver": "-", "cuda": "-", "copy": COPY,
-        "torch": "-", "triton": "-", "python": "-", "date": "-", "git_commit": "-", "sources_sha256": "-",
-        "sources": [], "quick": False,
+        "torch": "-", "triton": "-", "python": "-", "date": "-", "git_commit": "-", "sources_fingerprint": "-",
+        "sources": {}, "quick": False,
     },
     "results": {
         "M": 4096, "dtype": "float16",
