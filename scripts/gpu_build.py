@@ -596,7 +596,7 @@ def main():
     if "render" in steps:
         for name in names:
             render(name, out / name, out / name / "measurements.json")
-            print(f"== rendered {out / name}", flush=True)
+            print(f"== rendered {relative(out / name)}", flush=True)
     if "notebooks" in steps:
         import notebooks  # scripts/notebooks.py: run each notebook (nbclient), record its GPU outputs
 
