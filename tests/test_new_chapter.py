@@ -138,6 +138,11 @@ def write_the_chapter(repo, blocks):
         path.write_text("".join(lines[:end] + [home_line + "\n"] + lines[end:]), encoding="utf-8")
 
 
+def plot_name(language):
+    """The chapter's plot in a language: hooks/measurements.py links zh and vi pages to their own labels."""
+    return "bandwidth.svg" if language == "en" else f"bandwidth.{language}.svg"
+
+
 def preview_without_a_gpu(repo, blocks, tmp_path, problems_before):
     """Step 4: the guide's placeholder command, a strict build, make check, and the whole suite."""
     preview = commands(blocks["bash"][1])
@@ -151,8 +156,7 @@ def preview_without_a_gpu(repo, blocks, tmp_path, problems_before):
         assert "_scale_norm_kernel" in html, f"{language}: the kernel listing is missing"
         assert f"<em>{NOT_MEASURED[language]}</em>" in html, f"{language}: the quotes do not say 'not measured yet'"
         assert html.count(f"docs/data/{CHAPTER}/") >= 2, f"{language}: the table and provenance placeholders are missing"
-        plot = site / ("" if language == "en" else language) / "data" / CHAPTER / (
-            "bandwidth.svg" if language == "en" else f"bandwidth.{language}.svg")
+        plot = site / ("" if language == "en" else language) / "data" / CHAPTER / plot_name(language)
         assert NOT_MEASURED[language] in plot.read_text(encoding="utf-8"), f"{language}: the placeholder plot"
     assert "chưa được viết bằng tiếng Việt" in page_text(site, UNTRANSLATED), "the untranslated page does not say so"
     # make check (publishing): the chapter is neither measured nor tested on a GPU yet, and says so
@@ -192,7 +196,7 @@ def measured(repo, tmp_path, problems_before):
         assert BEST[language] in html, f"{language}: the quoted number is not in its format"
         assert "<td>SYNTHETIC</td>" in html, f"{language}: the provenance table is missing"
         assert f">{label('pct_copy', language)}</th>" in html, f"{language}: the table is not in its words"
-        assert f"../data/{CHAPTER}/bandwidth.svg" in html, f"{language}: the plot is missing"
+        assert f"../data/{CHAPTER}/{plot_name(language)}" in html, f"{language}: the plot is missing"
         home = built_page(site, language, "index.md").read_text(encoding="utf-8")
         assert f'href="{CHAPTER}/"' in home, f"{language}: the chapter is not in the navigation"
     refused = f"docs/data/{CHAPTER}/measurements.json did not come from a GPU (its GPU is 'SYNTHETIC')"
