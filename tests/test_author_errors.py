@@ -174,7 +174,8 @@ def test_a_listing_wider_than_the_code_box_names_each_line_and_its_columns(copy)
 
 
 def test_a_figure_without_a_caption_and_a_plot_drawn_as_paths(copy):
-    edit(copy, "docs/vi/rmsnorm/index.md", "(../data/rmsnorm/timing.svg)\n/// caption", "(../data/rmsnorm/timing.svg)\n")
+    edit(copy, "docs/vi/rmsnorm/index.md", '(../data/rmsnorm/timing.svg){ width="360" }\n/// caption',
+         '(../data/rmsnorm/timing.svg){ width="360" }\n')
     svg = copy / "docs" / "data" / "rmsnorm" / "timing.zh.svg"
     svg.write_text(re.sub(r"font-size[=:]\s*\"?[0-9.]+\"?;?", "", svg.read_text(encoding="utf-8")), encoding="utf-8")
     fails_saying(copy, MAKE_CHECK, "docs/vi/rmsnorm/index.md: the image ../data/rmsnorm/timing.svg has no caption",
