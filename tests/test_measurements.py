@@ -141,8 +141,14 @@ def test_quoted_numbers_appear_in_the_built_pages(site_dir, language):
 @pytest.mark.parametrize("language", LANGUAGES)
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_each_chapter_shows_its_measurements_with_provenance(chapter, language):
+    """The chapter shows its plot; its tables and provenance are on the chapter's page or, where the
+    page would be too long for a phone, on the reference page beside it, which the chapter links."""
     markdown = (DOCS / language / chapter / "index.md").read_text(encoding="utf-8")
+    reference = DOCS / language / chapter / "reference.md"
     includes = snippet_includes(markdown)
+    if reference.is_file():
+        assert "(reference.md" in markdown, f"{language}/{chapter}: the chapter does not link its reference page"
+        includes += snippet_includes(reference.read_text(encoding="utf-8"))
     assert f"{chapter}/provenance.md" in includes, f"{language}/{chapter}: no provenance table (GPU, versions, date)"
     assert any(t.startswith(f"{chapter}/") and t.endswith(".md") and "provenance" not in t for t in includes), (
         f"{language}/{chapter}: no table of measured results"
