@@ -518,7 +518,7 @@ def test_a_reading_page_fits_a_phone(browser, base_url, site_dir, language, page
         screens = seen["height"] / WIDTHS["phone"]["height"]
         where = f"docs/{language}/{page}"
         assert screens <= READING_SCREENS, (
-            f"{where} is {screens:.0f} phone screens long (at most {READING_SCREENS}): move tables and details "
+            f"{where} is {screens:.1f} phone screens long (at most {READING_SCREENS}): move tables and details "
             f"to the chapter's reference page and link them")
         assert seen["tables"] <= READING_TABLES, (
             f"{where} has {seen['tables']} tables (at most {READING_TABLES}): move the others to the reference page")
