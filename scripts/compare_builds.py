@@ -1,7 +1,9 @@
 """Do two GPU builds of one commit tell the same story? Compare their measurements figure by figure.
 
     python scripts/compare_builds.py DIR_A DIR_B     # each holds <data set>/measurements.json
-    python scripts/compare_builds.py docs/data /tmp/rebuild   # after gpu_build.py measure --out /tmp/rebuild
+    python scripts/compare_builds.py docs/data /tmp/rebuild --prior /tmp/committed
+        # after `cp -r docs/data /tmp/committed`, make gpu-build, and gpu_build.py measure and render
+        # --out /tmp/rebuild --prior /tmp/committed: both builds kept the committed build's verdicts on an edge
 
 A figure is normkit.bench's {median, low, high, runs}. Each is named by its full identity: the keys
 on the way to it and, for every list item on that way, all of the item's scalar fields that are not
@@ -14,22 +16,23 @@ or the older "sources_sha256"):
   - every figure present in one build only is listed;
   - each build's median must lie inside the range the other build states (normkit.claims.stated, with
     the reproducibility floor of its kind: host cost, copy bandwidth or GPU time);
-  - both builds' English quotes are rendered through the data set's report, and every verdict and
-    count (a quote with no digit in it, such as "faster", "on par", "met", or a key that counts
-    verdicts or names the widths a verdict picks) must read the same.
+  - both builds' English quotes are rendered through the data set's report, as the GPU build rendered
+    them (a verdict on its edge keeps the --prior build's: normkit.claims.remembering), and every
+    verdict and count (a quote with no digit in it, such as "faster", "on par", "met", or a key that
+    counts verdicts or names the widths a verdict picks) must read the same.
 Prints what disagrees and exits 1 if anything does.
 
     python scripts/compare_builds.py --edges docs/data     # one build: which verdicts sit on an edge?
 
 lists the verdicts and counts of one build that turn when every figure moves as far as a rebuild
-moves most figures (EDGE_MOVE: GPU time 0.8 %, the 95th percentile between two builds; copy 1.2 %;
+moves most figures, each rendered against the build's own verdicts as a rebuild of it would be (EDGE_MOVE: GPU time 0.8 %, the 95th percentile between two builds; copy 1.2 %;
 host costs 6 %, which moves a paired ratio by about the 12 % seen), each figure up or down at random,
 in --trials such builds: the verdicts a second build of the same commit is likely to turn.
 """
 
 import argparse
 import copy
-import importlib
+import functools
 import json
 import math
 import random
@@ -45,9 +48,6 @@ from normkit import claims  # noqa: E402
 
 import gpu_build  # noqa: E402  (scripts/, beside this file)
 
-FIGURE_KEYS = {"median", "low", "high", "runs"}
-# scalar fields of a list item that are outcomes of a run, not what was measured
-OUTCOME_FIELDS = {"error"}
 WORD = re.compile(r"^[^\d]*$")  # a verdict or a status: text with no digit in it
 # counts of verdicts, and the sentences that name the widths a verdict picks ("at N = 12288, 16384")
 COUNT_KEY = re.compile(r"_(count|met|missed|within|behind_n|missed_n|within_n|sentence)$")
@@ -57,25 +57,7 @@ class Collision(ValueError):
     """Two figures of one build with one identity."""
 
 
-def identity(item):
-    """The label of a list item: its identifying scalar fields, in the item's order ("op=layernorm/N=4096")."""
-    fields = [f"{key}={value}" for key, value in item.items()
-              if key not in OUTCOME_FIELDS and isinstance(value, (str, int, bool)) and not isinstance(value, float)]
-    return "/".join(fields)
-
-
-def figures(node, path=()):
-    """(path, figure) for every figure inside a measurements tree."""
-    if isinstance(node, dict):
-        if FIGURE_KEYS <= node.keys():
-            yield path, node
-            return
-        for key, value in node.items():
-            yield from figures(value, path + (str(key),))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            label = identity(value) if isinstance(value, dict) else ""
-            yield from figures(value, path + (label or f"[{index}]",))
+figures = claims.figures  # (path, figure) of a measurements tree, each named by its full identity
 
 
 def figure_map(tree, build="A"):
@@ -125,10 +107,11 @@ def sources_id(provenance):
     return provenance.get("sources_fingerprint", provenance.get("sources_sha256"))
 
 
-def verdict_quotes(name, measurements):
-    """The English verdicts and counts the data set's report renders, through its write() like the GPU build."""
+def verdict_quotes(name, measurements, prior=None):
+    """The English verdicts and counts the data set's report renders, as the GPU build renders them: a
+    verdict on its edge keeps prior's ({key: verdict}, the build both builds rendered against)."""
     with tempfile.TemporaryDirectory() as out:
-        importlib.import_module(gpu_build.DATA_SETS[name]["render"]).write(measurements, out)
+        gpu_build.render_report(name, measurements, Path(out), prior or {})
         quotes = json.loads((Path(out) / "quotes.json").read_text(encoding="utf-8"))
     return verdicts_of(quotes)
 
@@ -176,7 +159,8 @@ def moved(tree, seed):
 
 
 def edge_verdicts(name, measurements, trials=8, quotes=verdict_quotes):
-    """{key: set of what it read}: the verdicts and counts that some of `trials` moved copies turn."""
+    """{key: set of what it read}: the verdicts and counts that some of `trials` moved copies turn (quotes
+    renders with the build's own verdicts as the prior: what a rebuild of it would keep)."""
     base = quotes(name, measurements)
     seen = {}
     for seed in range(trials):
@@ -193,6 +177,9 @@ def main(argv=None):
     parser.add_argument("b", type=Path, nargs="?")
     parser.add_argument("--edges", action="store_true", help="one build: list the verdicts on an edge")
     parser.add_argument("--trials", type=int, default=8)
+    parser.add_argument("--prior", type=Path,
+                        help="the build both builds rendered against (PRIOR/<name>/verdicts.json): the committed "
+                             "one they were measured from; without it every verdict follows its rule alone")
     args = parser.parse_args(argv)
     if args.edges:
         return edges(args.a, args.trials)
@@ -205,7 +192,8 @@ def main(argv=None):
             print(f"{name}: not in both builds, skipped")
             continue
         a, b = (json.loads(p.read_text(encoding="utf-8")) for p in paths)
-        lines, bad = compare_data_set(name, a, b)
+        prior = gpu_build.prior_verdicts(args.prior / name) if args.prior else {}
+        lines, bad = compare_data_set(name, a, b, quotes=functools.partial(verdict_quotes, prior=prior))
         print("\n".join(lines))
         failed |= bad
     return 1 if failed else 0
@@ -218,7 +206,8 @@ def edges(folder, trials):
         path = folder / name / "measurements.json"
         if not path.is_file():
             continue
-        turned = edge_verdicts(name, json.loads(path.read_text(encoding="utf-8")), trials)
+        own = functools.partial(verdict_quotes, prior=gpu_build.prior_verdicts(path.parent))
+        turned = edge_verdicts(name, json.loads(path.read_text(encoding="utf-8")), trials, quotes=own)
         print(f"{name}: {len(turned)} verdicts or counts turn in {trials} rebuilds moved by {EDGE_MOVE}")
         for key in sorted(turned):
             print(f"    {key}: " + " / ".join(sorted(repr(v) for v in turned[key])))

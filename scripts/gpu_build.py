@@ -16,7 +16,9 @@ No MkDocs here: the site is built anywhere from the committed data (make site).
 
 Options: --only NAME (repeatable) picks data sets; --quick runs a tiny sweep to smoke-test the
 pipeline (its data is marked quick and the staleness test refuses it); --out DIR measures and
-renders into DIR/<name>/ instead of docs/data/ (a second build to compare, scripts/compare_builds.py).
+renders into DIR/<name>/ instead of docs/data/ (a second build to compare, scripts/compare_builds.py);
+--prior DIR names the build whose verdicts a render keeps where a rebuild's move could turn them
+(normkit.claims.remembering; by default the committed build, docs/data/: give a second build the same).
 
 Every data set's measurements land in docs/data/<name>/measurements.json with their provenance:
 GPU, SM count, driver and CUDA versions, torch and triton versions, date, git commit, the device's
@@ -394,9 +396,29 @@ def load_measurements(name, path=None):
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def render(name, out_dir=None, measured=None):
+VERDICTS = "verdicts.json"  # the verdicts a render stated: the next build keeps those on their edge
+
+
+def prior_verdicts(folder):
+    """{key: verdict} that the build in folder (docs/data/<name>/, say) stated; {} where it wrote none."""
+    path = Path(folder) / VERDICTS
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def render_report(name, measurements, out_dir, prior):
+    """The data set's report.write() into out_dir, its figures named (normkit.claims.identify) and its
+    verdicts on an edge kept from prior, a {key: verdict} (claims.remembering); returns what it stated."""
+    from normkit import claims
+
+    with claims.remembering(prior) as ledger:
+        importlib.import_module(DATA_SETS[name]["render"]).write(claims.identify(measurements), out_dir)
+    return ledger.verdicts()
+
+
+def render(name, out_dir=None, measured=None, prior_dir=None):
     """Tables, plots and quotes for one data set into out_dir (docs/data/<name>/), from the measurements
-    in `measured` (by default the committed ones, docs/data/<name>/measurements.json)."""
+    in `measured` (by default the committed ones, docs/data/<name>/measurements.json); a verdict on its
+    edge keeps the one the build in prior_dir stated (by default the committed build, docs/data/<name>/)."""
     # imported here, not at the top: a measuring process must not count the renderer as a measured source
     from normkit.tables import write_localized
 
@@ -405,8 +427,10 @@ def render(name, out_dir=None, measured=None):
     if measurements["provenance"].get("placeholder"):
         write_placeholder_files(name, out_dir)
         return
+    prior = prior_verdicts(prior_dir or DATA / name)  # read before out_dir's is written over
     out_dir.mkdir(parents=True, exist_ok=True)
-    importlib.import_module(DATA_SETS[name]["render"]).write(measurements, out_dir)
+    stated = render_report(name, measurements, out_dir, prior)
+    (out_dir / VERDICTS).write_text(json.dumps(stated, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     write_localized(out_dir, "provenance.md", lambda t: provenance_table(measurements["provenance"], t,
                                                                         gpu_test_record()))
 
@@ -556,6 +580,9 @@ def main():
                         help="measure: skip data sets already measured at this commit on these sources")
     parser.add_argument("--out", type=Path, default=DATA,
                         help="measure and render into OUT/<name>/ (a second build, to compare)")
+    parser.add_argument("--prior", type=Path, default=DATA,
+                        help="render: the build whose verdicts on an edge this one keeps (PRIOR/<name>/verdicts.json;"
+                             " by default the committed one)")
     parser.add_argument("--part", default="0/1", help=argparse.SUPPRESS)  # warm-one: K/W
     args = parser.parse_args()
     names = args.only or list(DATA_SETS)
@@ -595,7 +622,7 @@ def main():
         measure(names, args.quick, out, args.resume, warming)
     if "render" in steps:
         for name in names:
-            render(name, out / name, out / name / "measurements.json")
+            render(name, out / name, out / name / "measurements.json", args.prior.resolve() / name)
             print(f"== rendered {relative(out / name)}", flush=True)
     if "notebooks" in steps:
         import notebooks  # scripts/notebooks.py: run each notebook (nbclient), record its GPU outputs

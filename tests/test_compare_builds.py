@@ -58,7 +58,7 @@ def test_figures_are_named_by_every_identifying_field():
     assert "results/host_steps/steps/op=layernorm/step=checks/host_us" in named
     # measured values and a run's error text are not identity; an item with no identifying field
     # is named by its place in the list
-    assert compare_builds.identity({"op": "x", "N": 8, "loss": 1.25, "error": "Boom", "ok": True}) == "op=x/N=8/ok=True"
+    assert claims.item_identity({"op": "x", "N": 8, "loss": 1.25, "error": "Boom", "ok": True}) == "op=x/N=8/ok=True"
     assert paths({"points": [{"us": fig(1.0)}, {"us": fig(2.0)}]}) == ["points/[0]/us", "points/[1]/us"]
 
 
@@ -211,3 +211,44 @@ def test_edges_lists_the_verdicts_a_small_move_turns():
 
     assert verdicts("x", tree) == {"near": "faster", "far": "faster"}
     assert compare_builds.edge_verdicts("x", tree, trials=8, quotes=verdicts) == {"near": {"faster", "on_par"}}
+
+
+# --- verdicts on an edge: both builds keep the committed build's (normkit.claims.remembering) -----------
+
+def test_two_builds_on_either_side_of_an_edge_tell_one_story_with_the_committed_verdicts(committed_layernorm):
+    # the committed layernorm data, once with the forward at the narrowest width just past the "faster"
+    # edge against torch and once just short of it (a SYNTHETIC move of 1 % each way): rendered by their
+    # rule alone the two builds disagree; rendered as the GPU build renders them, against the committed
+    # verdicts, they say what the committed build said
+    n = committed_layernorm["results"]["n_values"][0]
+    rows = {(r["mode"], r["provider"]): r for r in committed_layernorm["results"]["rows"] if r["N"] == n}
+    ours, theirs = rows[("forward", "triton")]["us"], rows[("forward", "torch")]["us"]
+    edge = claims.stated(theirs, "gpu")[0] / (1 + claims.MARGIN["gpu"]) / (1 + claims.REPRODUCIBILITY["gpu"])
+
+    def build(factor):
+        b = copy.deepcopy(committed_layernorm)
+        row = next(r for r in b["results"]["rows"] if (r["mode"], r["provider"], r["N"]) == ("forward", "triton", n))
+        row["us"] = _scaled(row["us"], edge * factor / ours["median"])
+        return b
+
+    fast, on_par = build(0.99), build(1.01)
+    key = f"fwd_verdict_n{n}"
+    assert layernorm_verdicts("layernorm", fast)[key] == "faster"
+    assert layernorm_verdicts("layernorm", on_par)[key] == "on par"
+    _, failed = compare_builds.compare_data_set("layernorm", fast, on_par, quotes=layernorm_verdicts)
+    assert failed
+    for prior_verdict in ("lower", "on_par"):
+        prior = {f"compare | gpu | results/rows/mode=forward/provider=triton/N={n}/bytes={rows[('forward', 'triton')]['bytes']}/us"
+                 f" | results/rows/mode=forward/provider=torch/N={n}/bytes={rows[('forward', 'torch')]['bytes']}/us": prior_verdict}
+        quotes = lambda name, m: compare_builds.verdict_quotes(name, m, prior=prior)  # noqa: E731
+        lines, failed = compare_builds.compare_data_set("layernorm", fast, on_par, quotes=quotes)
+        assert not failed, lines
+        assert quotes("layernorm", fast)[key] == {"lower": "faster", "on_par": "on par"}[prior_verdict]
+
+
+def test_the_committed_verdicts_are_what_the_committed_data_render_to():
+    for name in gpu_build.DATA_SETS:
+        folder = gpu_build.measurements_path(name).parent
+        if gpu_build.load_measurements(name)["provenance"].get("placeholder"):
+            continue
+        assert (folder / gpu_build.VERDICTS).is_file(), f"docs/data/{name}/{gpu_build.VERDICTS} is missing"

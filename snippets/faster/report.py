@@ -770,10 +770,9 @@ def quotes(measurements, t=ENGLISH):
                     pct = pct_copy(fast, key, copy)
                     statuses.append((pct, goal[key]))
                     q[f"{p}_fast_{_short(key)}_target_{s}"] = t("target_" + claims.against(pct, goal[key], "gpu"))
-                    others = [(index[(o, n)][f"{key}_gpu_us"]["median"], o) for o in PROVIDERS
-                              if o != "fast" and _ok(index.get((o, n)))]
-                    if others:
-                        _, who = min(others)  # the fastest other provider
+                    others = [o for o in PROVIDERS if o != "fast" and _ok(index.get((o, n)))]
+                    if others:  # the fastest other provider
+                        who = others[claims.fastest([index[(o, n)][f"{key}_gpu_us"] for o in others])]
                         them = index[(who, n)]
                         q[f"{p}_best_other_{_short(key)}_{s}"] = NAMES[op][who]
                         q[f"{p}_best_other_{_short(key)}_pct_{s}"] = _pct(pct_copy(them, key, copy), t)

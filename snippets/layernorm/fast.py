@@ -831,6 +831,15 @@ def backward_grid(M, rows, programs):
 
 
 # --8<-- [start:fast_backward_launch]
+def params_dtype(weight, bias_dtype):
+    """The dtype of the (dW, dB) rows: the parameters' (the input's, or fp32 for a
+    16-bit input). Without weight or bias there are no rows; their empty tensor is
+    fp32, stated here so that the operator and its fake agree."""
+    if weight is not None:
+        return weight.dtype
+    return torch.float32 if bias_dtype is None else bias_dtype
+
+
 def backward_rows(dy2d, x2d, weight, stats, bias_dtype=torch.float32,
                   needs=(True, True, True), config=None, programs=None):
     """dx and the (dW, dB) rows that `needs` (autograd's needs_input_grad for x, weight,
@@ -849,8 +858,7 @@ def backward_rows(dy2d, x2d, weight, stats, bias_dtype=torch.float32,
     grad_b = needs[2] and bias_dtype is not None
     parts = grad_w + grad_b
     dx = x2d.new_empty((M, N)) if grad_x else None
-    # dW, then dB, in the parameters' dtype (the input's, or fp32 for a 16-bit input)
-    param_dtype = bias_dtype if weight is None else weight.dtype
+    param_dtype = params_dtype(weight, bias_dtype)
     if M == 0 or N == 0 or not (grad_x or parts):  # sums over no rows are zeros
         return dx, torch.zeros((parts, N), dtype=param_dtype, device=x2d.device)
     out = torch.empty((parts, N), dtype=param_dtype, device=x2d.device)
@@ -972,9 +980,9 @@ def layer_norm_bwd(dy2d: torch.Tensor, x2d: torch.Tensor,
 @layer_norm_bwd.register_fake
 def _(dy2d, x2d, weight, stats, bias_dtype, needs):
     parts = (needs[1] and weight is not None) + (needs[2] and bias_dtype is not None)
-    dtype = bias_dtype if weight is None else weight.dtype
+    rows_dtype = params_dtype(weight, bias_dtype)
     return (x2d.new_empty(x2d.shape if needs[0] else 0),
-            x2d.new_empty((parts, x2d.shape[1]), dtype=dtype))
+            x2d.new_empty((parts, x2d.shape[1]), dtype=rows_dtype))
 
 
 layer_norm_fwd.register_autograd(once_differentiable(backward_op),

@@ -178,3 +178,23 @@ def test_second_gpu_while_the_first_is_current():
         w, b = (torch.randn(512, device=device, requires_grad=True) for _ in range(2))
         assert torch.cuda.current_device() == 0
         assert_same_as_torch(ours, torchs, layer_norm_exact, (x, (512,), w, b))
+
+
+@pytest.mark.parametrize("x_dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("with_weight", [True, False])
+@pytest.mark.parametrize("with_bias", [True, False])
+@pytest.mark.parametrize("needs", [[True, True, True], [False, True, True], [True, False, False]])
+def test_operators_and_their_fakes_agree(x_dtype, with_weight, with_bias, needs):
+    """torch.library.opcheck on both operators: schema, fake outputs (shape, dtype, device) against
+    the real ones, and autograd's registration, over the parameters the operators take."""
+    x = tensor(4, N).to(x_dtype)
+    params = torch.float32 if x_dtype != torch.float32 else x_dtype
+    w = tensor(N).to(params) if with_weight else None
+    b = tensor(N).to(params) if with_bias else None
+    torch.library.opcheck(fast.layer_norm_fwd, (x, w, b, 1e-5))
+    # the backward operator's inputs need no gradient: it is differentiable once
+    x, w = x.detach(), None if w is None else w.detach()
+    _, stats = fast.layer_norm_fwd(x, w, b, 1e-5)
+    bias_dtype = None if b is None else b.dtype
+    dy = tensor(4, N, grad=False).to(x_dtype)
+    torch.library.opcheck(fast.layer_norm_bwd, (dy, x, w, stats, bias_dtype, needs))

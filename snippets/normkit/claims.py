@@ -12,9 +12,12 @@ every comparison is read from two stated ranges:
     against(fig, 90.0, "gpu")             -> "met", "missed" or "within" (the target inside the range)
 
 A comparison of two figures is decided only where their stated ranges are apart by MARGIN (below);
-closer than that it is "on_par", whichever way the medians lie.
+closer than that it is "on_par", whichever way the medians lie. A verdict that a rebuild's move
+(EDGE) could turn keeps the one the previous build stated (`remembering`, below).
 """
 
+import contextlib
+import copy
 import math
 
 # How far one figure may move between two GPU builds of one commit: the range a page states is the
@@ -47,6 +50,14 @@ PAIRED_RATIO = {"host": 0.2}
 # the fast paths' forward figures (95-97 % of copy against 90 %): in simulated rebuilds the sweep's
 # count of forward targets met then turned in 24 of 24 instead of 2 (notes/gpu-build.md).
 MARGIN = {"gpu": REPRODUCIBILITY["gpu"], "copy": REPRODUCIBILITY["copy"], "host": PAIRED_RATIO["host"]}
+
+
+# How far one figure may move between two builds of one commit before a verdict that reads it counts as
+# decided by the data alone (`remembering`, below), per side: a GPU time by the largest move measured
+# between two builds (2.1 %; 95th percentile 0.8 %), which also covers a share of the copy bandwidth
+# (a GPU time at its 95th percentile and the copy's 1.2 % together); the copy by its 1.2 % and more; a
+# host cost by 10 %, so that a paired ratio of two may move by the 20 % asked of it (12 % seen).
+EDGE = {"gpu": 0.02, "copy": 0.02, "host": 0.1}
 
 
 def apart(high, low, kind):
@@ -144,14 +155,16 @@ def transform(fig, fn):
     """The figure of fn(value) for a monotonic fn: a time becomes a bandwidth, a share, a ratio."""
     runs = [fn(r) for r in fig["runs"]]
     ends = sorted((fn(fig["low"]), fn(fig["high"])))
-    return {"median": fn(fig["median"]), "low": ends[0], "high": ends[1], "runs": runs}
+    out = {"median": fn(fig["median"]), "low": ends[0], "high": ends[1], "runs": runs}
+    return _named(out, fig.get(ID))
 
 
 def ratio(a, b):
     """a / b as a figure: its runs pair the repetitions, its range takes both ranges' ends."""
     runs = [x / y for x, y in zip(a["runs"], b["runs"])]
-    return {"median": a["median"] / b["median"], "low": a["low"] / b["high"], "high": a["high"] / b["low"],
-            "runs": runs}
+    out = {"median": a["median"] / b["median"], "low": a["low"] / b["high"], "high": a["high"] / b["low"],
+           "runs": runs}
+    return _named(out, f"{a[ID]} ÷ {b[ID]}" if ID in a and ID in b else None)
 
 
 def stated_ratio(a, b, kind):
@@ -161,6 +174,12 @@ def stated_ratio(a, b, kind):
 
 
 def compare(a, b, kind):
+    """"lower" where a's whole stated range lies under b's by MARGIN, "higher" above it, else "on_par"
+    (or, on its edge, the previous build's verdict: `remembering`)."""
+    return _remembered("compare", _compare, (a, b), kind)
+
+
+def _compare(a, b, kind):
     """"lower" where a's whole stated range lies under b's by MARGIN, "higher" above it, else "on_par".
 
     Host costs (PAIRED_RATIO) are compared by the range of their paired ratio a / b against 1 instead."""
@@ -183,7 +202,12 @@ def paired_range(a, b, kind):
 
 
 def under(a, b, limit, kind="host"):
-    """"met" where the stated range of a / b lies at or under limit, "missed" above it, else "within"."""
+    """"met" where the stated range of a / b lies at or under limit, "missed" above it, else "within"
+    (or, on its edge, the previous build's verdict: `remembering`)."""
+    return _remembered("under", lambda x, y, k: _under(x, y, limit, k), (a, b), kind, limit)
+
+
+def _under(a, b, limit, kind):
     low, high = paired_range(a, b, kind)
     if high <= limit:
         return "met"
@@ -198,13 +222,35 @@ def time_verdict(time, other, kind):
 
 
 def against(fig, target, kind):
-    """"met" where the stated range lies at or above the target, "missed" under it, else "within"."""
+    """"met" where the stated range lies at or above the target, "missed" under it, else "within"
+    (or, on its edge, the previous build's verdict: `remembering`)."""
+    return _remembered("against", lambda x, k: _against(x, target, k), (fig,), kind, target)
+
+
+def _against(fig, target, kind):
     low, high = stated(fig, kind)
     if low >= target:
         return "met"
     if high < target:
         return "missed"
     return "within"
+
+
+def fastest(figs):
+    """The index of the figure with the lowest median; where another lies within EDGE of it (a rebuild
+    could swap them), the one the previous build picked (`remembering`)."""
+    best = min(range(len(figs)), key=lambda i: figs[i]["median"])
+    ids = [fig.get(ID) for fig in figs]
+    if _ledger is None or None in ids:
+        return best
+    key = " | ".join(["fastest", "gpu", *ids])
+    e, low = EDGE["gpu"], figs[best]["median"]
+    reachable = {ids[i] for i, fig in enumerate(figs) if fig["median"] * (1 - e) <= low * (1 + e)}
+    kept = _ledger.prior.get(key)
+    if len(reachable) > 1 and kept in reachable:
+        best = ids.index(kept)
+    _ledger.note(key, ids[best])
+    return best
 
 
 def typical(figs):
@@ -214,11 +260,127 @@ def typical(figs):
 
 
 def floor_quotes(t):
-    """The reproducibility floors as a page quotes them: {"floor_gpu": "3%", "floor_host": "60%", ...}."""
-    return {f"floor_{kind}": t.percent(100 * share, "g") for kind, share in REPRODUCIBILITY.items()}
+    """The reproducibility floors and the edges as a page quotes them: {"floor_gpu": "3%", "floor_host":
+    "60%", ..., "edge_gpu": "2%", ...}."""
+    return ({f"floor_{kind}": t.percent(100 * share, "g") for kind, share in REPRODUCIBILITY.items()}
+            | {f"edge_{kind}": t.percent(100 * share, "g") for kind, share in EDGE.items()})
 
 
 def protocol_text(record, t, what="gpu"):
     """The protocol sentence under a table, from the protocol record a data set stored."""
     words = {**record, "floor": t.number(100 * REPRODUCIBILITY[what], "g")}
     return t(f"protocol_{what}").format(**words)
+
+
+# --- Verdicts on an edge: what a second build of the same code keeps ----------------------------------
+# A verdict reads figures that every build measures anew, so one whose figures lie within a rebuild's
+# move of its rule's edge can turn between two builds of one commit however the rule is drawn: a margin
+# moves an edge, it cannot remove one (issue 37: five verdicts turned between the two builds of 5fd52fa,
+# the margin notwithstanding). Such a verdict -- either reading is what the data support -- keeps the
+# one the previous build stated; a verdict clear of its edge is decided by its rule alone, so a change
+# that moves its figures by more than a rebuild does still shows. This is hysteresis, as a thermostat
+# has: a verdict moves to the other side only once its figures are past the edge by EDGE.
+#
+# A verdict is known across builds by the identity of the figures it reads (`identify` names each figure
+# of a measurements tree by its path, as scripts/compare_builds.py pairs them), the rule and its target.
+# Figures a report makes itself (a fit, a sum) have no identity: their verdicts follow the rule alone.
+
+ID = "id"  # where a figure of a measurements tree keeps its identity (identify)
+FIGURE_KEYS = {"median", "low", "high", "runs"}
+OUTCOME_FIELDS = {"error"}  # scalar fields of a list item that are outcomes of a run, not what was measured
+
+
+def item_identity(item):
+    """The label of a list item: its identifying scalar fields, in the item's order ("op=layernorm/N=4096")."""
+    fields = [f"{key}={value}" for key, value in item.items()
+              if key not in OUTCOME_FIELDS and isinstance(value, (str, int, bool)) and not isinstance(value, float)]
+    return "/".join(fields)
+
+
+def figures(node, path=()):
+    """(path, figure) for every figure inside a measurements tree: the keys on the way to it and, for
+    every list item on that way, its identifying fields (item_identity) or else its index."""
+    if isinstance(node, dict):
+        if FIGURE_KEYS <= node.keys():
+            yield path, node
+            return
+        for key, value in node.items():
+            yield from figures(value, path + (str(key),))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            label = item_identity(value) if isinstance(value, dict) else ""
+            yield from figures(value, path + (label or f"[{index}]",))
+
+
+def identify(tree):
+    """A copy of a measurements tree whose every figure carries its path as its identity (ID)."""
+    out = copy.deepcopy(tree)
+    for path, fig in figures(out):
+        fig[ID] = "/".join(path)
+    return out
+
+
+def _named(fig, name):
+    if name is not None:
+        fig[ID] = name
+    return fig
+
+
+def scaled(fig, factor):
+    """The figure with every number multiplied by factor (its identity kept)."""
+    return {**fig, "median": fig["median"] * factor, "low": fig["low"] * factor, "high": fig["high"] * factor,
+            "runs": [r * factor for r in fig["runs"]]}
+
+
+class Ledger:
+    """The verdicts one render states, by key; the previous build's (prior), which a verdict on its
+    edge keeps; and the keys decided twice with different readings in one render (their verdicts follow
+    the rule, and none is written for the next build)."""
+
+    def __init__(self, prior=None):
+        self.prior = dict(prior or {})
+        self.stated = {}
+        self.clashes = set()
+
+    def note(self, key, verdict):
+        if self.stated.get(key, verdict) != verdict:
+            self.clashes.add(key)
+        self.stated[key] = verdict
+
+    def verdicts(self):
+        """What the next build keeps: {key: verdict}, sorted, the clashing keys left out."""
+        return {key: self.stated[key] for key in sorted(self.stated) if key not in self.clashes}
+
+
+_ledger = None
+
+
+@contextlib.contextmanager
+def remembering(prior=None):
+    """Inside it, a verdict on its edge keeps prior's (a {key: verdict} of the previous build); yields
+    the Ledger, whose verdicts() the build writes for the next one. Outside it, every verdict follows
+    its rule alone (the tests, placeholder pages, synthetic renders)."""
+    global _ledger
+    previous, _ledger = _ledger, Ledger(prior)
+    try:
+        yield _ledger
+    finally:
+        _ledger = previous
+
+
+def _remembered(name, rule, figs, kind, detail=""):
+    """rule(*figs, kind); where EDGE's move of the figures could turn it, the previous build's verdict."""
+    verdict = rule(*figs, kind)
+    ids = [fig.get(ID) for fig in figs]
+    if _ledger is None or None in ids:
+        return verdict
+    key = " | ".join([name, kind, *ids] + ([f"{detail:g}"] if detail != "" else []))
+    e = EDGE[kind]
+    # every rule here is monotonic in each figure: the two opposite moves bound what a rebuild reaches
+    moves = ((1 + e, 1 - e), (1 - e, 1 + e))  # zip() takes the first factor alone for one figure
+    reachable = {verdict} | {rule(*(scaled(f, m) for f, m in zip(figs, move)), kind) for move in moves}
+    kept = _ledger.prior.get(key)
+    if len(reachable) > 1 and kept in reachable:
+        verdict = kept
+    _ledger.note(key, verdict)
+    return verdict

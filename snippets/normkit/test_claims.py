@@ -261,3 +261,86 @@ def test_protocol_text_states_the_record_and_the_floor():
     for t in (ZH, VI):
         text = claims.protocol_text(record, t)
         assert all(str(n) in text for n in (2, 3)) and "±3" in text
+
+
+# --- verdicts on an edge keep the previous build's (claims.remembering) ---------------------------------
+
+def named(f, name):
+    return {**f, claims.ID: name}
+
+
+def test_a_verdict_on_its_edge_keeps_the_previous_builds_and_one_clear_of_it_does_not():
+    # a: stated 97–103; "lower" needs b's stated low end above 103 × 1.03 = 106.09 (b's median above 109.37)
+    a = named(fig(100.0, 99.5, 100.5), "a")
+    just_under = named(fig(109.0, 108.8, 109.2), "b")   # on par by the rule, 0.3 % short of the edge
+    far = named(fig(130.0, 129.0, 131.0), "b")          # lower by 16 %: no rebuild turns it
+    key = "compare | gpu | a | b"
+    with claims.remembering({key: "lower"}) as ledger:
+        assert claims.compare(a, just_under, "gpu") == "lower"  # a rebuild could turn it: the previous build's
+    assert ledger.verdicts() == {key: "lower"}
+    with claims.remembering({key: "higher"}):  # the previous build's verdict is out of reach: the rule
+        assert claims.compare(a, just_under, "gpu") == "on_par"
+    with claims.remembering({key: "on_par"}) as ledger:  # clear of the edge: the rule, whatever came before
+        assert claims.compare(a, far, "gpu") == "lower"
+    assert ledger.verdicts() == {key: "lower"}
+    # outside remembering, or for a figure with no identity, the rule alone
+    assert claims.compare(a, just_under, "gpu") == "on_par"
+    with claims.remembering({key: "lower"}):
+        assert claims.compare(a, fig(109.0, 108.8, 109.2), "gpu") == "on_par"
+
+
+def test_the_edge_is_edge_wide_on_each_figure():
+    # a lower-than verdict on its edge is kept while b's median stays within the move of two figures
+    # (2 × EDGE) of the rule's edge (109.37), and follows the rule beyond it
+    e = claims.EDGE["gpu"]
+    a = named(fig(100.0, 99.5, 100.5), "a")
+    edge = 103.0 * (1 + claims.MARGIN["gpu"]) / 0.97
+    key = "compare | gpu | a | b"
+    for factor, kept in ((1 - 1.9 * e, True), (1 - 2.1 * e, False), (1 - 0.2 * e, True)):
+        b = named(fig(edge * factor, edge * factor - 0.1, edge * factor + 0.1), "b")
+        with claims.remembering({key: "lower"}):
+            assert (claims.compare(a, b, "gpu") == "lower") == kept, factor
+
+
+def test_targets_and_limits_keep_the_previous_builds_verdict_on_their_edge():
+    f = named(fig(92.9, 92.8, 93.0), "pct")  # stated 90.1–95.7: met by the rule, 0.1 % above 90
+    with claims.remembering({"against | gpu | pct | 90": "within"}) as ledger:
+        assert claims.against(f, 90.0, "gpu") == "within"
+        assert claims.against(f, 80.0, "gpu") == "met"  # another target: another verdict, clear of its edge
+    assert ledger.verdicts() == {"against | gpu | pct | 90": "within", "against | gpu | pct | 80": "met"}
+    # host: paired ratio 1.0 (0.8–1.2) against a limit of 1.25: met, within a 10 % move of each cost
+    a = named(fig(100.0, 98.0, 102.0, runs=[98.0, 100.0, 102.0]), "ours")
+    b = named(fig(100.0, 99.0, 101.0, runs=[100.0, 100.0, 100.0]), "torch")
+    with claims.remembering({"under | host | ours | torch | 1.25": "within"}):
+        assert claims.under(a, b, 1.25) == "within"
+        assert claims.under(a, b, 2.0) == "met"
+
+
+def test_the_fastest_of_figures_within_a_rebuilds_move_is_the_previous_builds_pick():
+    liger, quack, torch = (named(fig(m, m - 0.1, m + 0.1), n)
+                           for m, n in ((100.0, "liger"), (100.5, "quack"), (130.0, "torch")))
+    assert claims.fastest([quack, liger, torch]) == 1
+    key = "fastest | gpu | quack | liger | torch"
+    with claims.remembering({key: "quack"}) as ledger:
+        assert claims.fastest([quack, liger, torch]) == 0
+    assert ledger.verdicts() == {key: "quack"}
+    with claims.remembering({key: "torch"}):  # 30 % slower: no rebuild makes it the fastest
+        assert claims.fastest([quack, liger, torch]) == 1
+
+
+def test_a_key_decided_two_ways_in_one_render_is_not_kept_for_the_next():
+    a, b = named(fig(100.0, 99.5, 100.5), "a"), named(fig(130.0, 129.0, 131.0), "b")
+    with claims.remembering() as ledger:
+        claims.compare(a, b, "gpu")
+        claims.compare(claims.transform(a, lambda us: 1e4 / us), claims.transform(b, lambda us: 1e4 / us), "gpu")
+    assert ledger.clashes == {"compare | gpu | a | b"} and ledger.verdicts() == {}
+
+
+def test_identify_names_every_figure_by_its_path_and_transforms_keep_it():
+    tree = {"rows": [{"op": "x", "N": 8, "us": fig(10.0, 9.0, 11.0)}], "copy": fig(4.0, 3.9, 4.1)}
+    named_tree = claims.identify(tree)
+    assert named_tree["rows"][0]["us"][claims.ID] == "rows/op=x/N=8/us" and named_tree["copy"][claims.ID] == "copy"
+    assert claims.ID not in tree["copy"]  # the caller's tree is left as it was
+    us = named_tree["rows"][0]["us"]
+    assert claims.transform(us, lambda v: 2 * v)[claims.ID] == "rows/op=x/N=8/us"
+    assert claims.ratio(us, named_tree["copy"])[claims.ID] == "rows/op=x/N=8/us ÷ copy"

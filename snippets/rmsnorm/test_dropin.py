@@ -163,3 +163,19 @@ def test_second_gpu_while_the_first_is_current():
         w = torch.randn(512, device=device, requires_grad=True)
         assert torch.cuda.current_device() == 0
         assert_same_as_torch(ours, torchs, rms_norm_exact, (x, (512,), w))
+
+
+@pytest.mark.parametrize("x_dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("with_weight", [True, False])
+@pytest.mark.parametrize("needs", [[True, True], [False, True], [True, False]])
+def test_operators_and_their_fakes_agree(x_dtype, with_weight, needs):
+    """torch.library.opcheck on both operators: schema, fake outputs (shape, dtype, device) against
+    the real ones, and autograd's registration, over the parameters the operators take."""
+    x = tensor(4, N).to(x_dtype)
+    w = tensor(N).to(torch.float32) if with_weight else None
+    torch.library.opcheck(fast.rms_norm_fwd, (x, w, 1e-6))
+    # the backward operator's inputs need no gradient: it is differentiable once
+    x, w = x.detach(), None if w is None else w.detach()
+    _, rstd = fast.rms_norm_fwd(x, w, 1e-6)
+    dy = tensor(4, N, grad=False).to(x_dtype)
+    torch.library.opcheck(fast.rms_norm_bwd, (dy, x, w, rstd, needs))
