@@ -246,8 +246,9 @@ def test_fixed_cost_fit_needs_two_sizes():
 
 # --- the words around the figures -----------------------------------------------------------------------
 
-def test_floor_quotes_state_the_floors():
-    assert claims.floor_quotes(EN) == {"floor_gpu": "3%", "floor_host": "60%", "floor_copy": "2%"}
+def test_floor_quotes_state_the_floors_and_the_edges():
+    assert claims.floor_quotes(EN) == {"floor_gpu": "3%", "floor_host": "60%", "floor_copy": "2%",
+                                       "edge_gpu": "2%", "edge_host": "10%", "edge_copy": "2%"}
 
 
 def test_protocol_text_states_the_record_and_the_floor():
