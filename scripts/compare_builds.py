@@ -192,7 +192,7 @@ def main(argv=None):
             print(f"{name}: not in both builds, skipped")
             continue
         a, b = (json.loads(p.read_text(encoding="utf-8")) for p in paths)
-        prior = gpu_build.prior_verdicts(args.prior / name) if args.prior else {}
+        prior = gpu_build.prior_verdicts(args.prior / name, a["provenance"]["gpu"]) if args.prior else {}
         lines, bad = compare_data_set(name, a, b, quotes=functools.partial(verdict_quotes, prior=prior))
         print("\n".join(lines))
         failed |= bad
@@ -206,8 +206,10 @@ def edges(folder, trials):
         path = folder / name / "measurements.json"
         if not path.is_file():
             continue
-        own = functools.partial(verdict_quotes, prior=gpu_build.prior_verdicts(path.parent))
-        turned = edge_verdicts(name, json.loads(path.read_text(encoding="utf-8")), trials, quotes=own)
+        measurements = json.loads(path.read_text(encoding="utf-8"))
+        own = functools.partial(verdict_quotes, prior=gpu_build.prior_verdicts(path.parent,
+                                                                               measurements["provenance"]["gpu"]))
+        turned = edge_verdicts(name, measurements, trials, quotes=own)
         print(f"{name}: {len(turned)} verdicts or counts turn in {trials} rebuilds moved by {EDGE_MOVE}")
         for key in sorted(turned):
             print(f"    {key}: " + " / ".join(sorted(repr(v) for v in turned[key])))

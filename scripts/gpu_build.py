@@ -18,7 +18,8 @@ Options: --only NAME (repeatable) picks data sets; --quick runs a tiny sweep to 
 pipeline (its data is marked quick and the staleness test refuses it); --out DIR measures and
 renders into DIR/<name>/ instead of docs/data/ (a second build to compare, scripts/compare_builds.py);
 --prior DIR names the build whose verdicts a render keeps where a rebuild's move could turn them
-(normkit.claims.remembering; by default the committed build, docs/data/: give a second build the same).
+(normkit.claims.remembering; by default the committed build, docs/data/: give a second build the same;
+a prior measured on another GPU is not kept).
 
 Every data set's measurements land in docs/data/<name>/measurements.json with their provenance:
 GPU, SM count, driver and CUDA versions, torch and triton versions, date, git commit, the device's
@@ -399,10 +400,20 @@ def load_measurements(name, path=None):
 VERDICTS = "verdicts.json"  # the verdicts a render stated: the next build keeps those on their edge
 
 
-def prior_verdicts(folder):
-    """{key: verdict} that the build in folder (docs/data/<name>/, say) stated; {} where it wrote none."""
+def prior_verdicts(folder, gpu):
+    """{key: verdict} that the build in folder (docs/data/<name>/, say) stated on this GPU; {} where it
+    wrote none, or measured another GPU: there the figures are another machine's, and a verdict on its
+    edge there says nothing of this one (a build on a new GPU starts from the rule alone)."""
     path = Path(folder) / VERDICTS
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    if not path.is_file():
+        return {}
+    stated = json.loads(path.read_text(encoding="utf-8"))
+    return stated["verdicts"] if stated.get("gpu") == gpu else {}
+
+
+def verdicts_document(measurements, verdicts):
+    return json.dumps({"gpu": measurements["provenance"]["gpu"], "verdicts": verdicts}, indent=1,
+                      ensure_ascii=False) + "\n"
 
 
 def render_report(name, measurements, out_dir, prior):
@@ -427,10 +438,11 @@ def render(name, out_dir=None, measured=None, prior_dir=None):
     if measurements["provenance"].get("placeholder"):
         write_placeholder_files(name, out_dir)
         return
-    prior = prior_verdicts(prior_dir or DATA / name)  # read before out_dir's is written over
+    # read before out_dir's is written over
+    prior = prior_verdicts(prior_dir or DATA / name, measurements["provenance"]["gpu"])
     out_dir.mkdir(parents=True, exist_ok=True)
     stated = render_report(name, measurements, out_dir, prior)
-    (out_dir / VERDICTS).write_text(json.dumps(stated, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    (out_dir / VERDICTS).write_text(verdicts_document(measurements, stated), encoding="utf-8")
     write_localized(out_dir, "provenance.md", lambda t: provenance_table(measurements["provenance"], t,
                                                                         gpu_test_record()))
 

@@ -252,3 +252,13 @@ def test_the_committed_verdicts_are_what_the_committed_data_render_to():
         if gpu_build.load_measurements(name)["provenance"].get("placeholder"):
             continue
         assert (folder / gpu_build.VERDICTS).is_file(), f"docs/data/{name}/{gpu_build.VERDICTS} is missing"
+        gpu = gpu_build.load_measurements(name)["provenance"]["gpu"]
+        assert gpu_build.prior_verdicts(folder, gpu), f"docs/data/{name}/{gpu_build.VERDICTS} is of another GPU"
+
+
+def test_a_prior_build_on_another_gpu_is_not_kept(tmp_path):
+    # verdicts stated on one GPU say nothing of where another GPU's figures sit against an edge
+    (tmp_path / gpu_build.VERDICTS).write_text(json.dumps({"gpu": "NVIDIA H200", "verdicts": {"k": "lower"}}))
+    assert gpu_build.prior_verdicts(tmp_path, "NVIDIA H200") == {"k": "lower"}
+    assert gpu_build.prior_verdicts(tmp_path, "NVIDIA H100 80GB HBM3") == {}
+    assert gpu_build.prior_verdicts(tmp_path / "nowhere", "NVIDIA H200") == {}
