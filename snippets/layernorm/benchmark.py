@@ -3,7 +3,9 @@
     python -m layernorm.benchmark            # the full sweep, printed as a table (CUDA only)
     python -m layernorm.benchmark --quick    # two sizes, to check the pipeline
 
-The sweep is the official Triton tutorial's: M = 4096 rows of fp16, N from 1024 to 16384.
+The sweep is the official Triton tutorial's: M = 4096 rows of fp16, N from 1024 to 16384. Beside
+it, the backward's parts, each timed on its own at a few widths (the lock buffer's zeroing, kernel 1
+with it, kernel 2, and both kernels without autograd), and the backward at other GROUP_SIZEs.
 """
 
 import argparse
@@ -15,8 +17,10 @@ from normkit import bench
 
 import torch
 import torch.nn.functional as F
+import triton
 
-from layernorm.ops import group_size_for, layer_norm
+from layernorm.ops import (REDUCE_BLOCK_M, REDUCE_BLOCK_N, backward_rows, forward_rows, group_size_for,
+                           layer_norm, layer_norm_bwd_dwdb_kernel, layer_norm_bwd_dx_kernel, partial_buffers)
 
 M = 4096
 DTYPE = torch.float16
@@ -27,6 +31,15 @@ QUICK_N = [1024, 4096]
 PROVIDERS = {"triton": layer_norm, "torch": F.layer_norm}
 MODES = ("forward", "backward")
 ELEMENTS_MOVED = {"forward": 2, "backward": 3}  # per M * N: read x, write y; read x and dy, write dx
+# The backward taken apart: where its time goes, at a width of each GROUP_SIZE branch and at 9216,
+# the first width whose block (16384) is mostly padding; and the backward at other GROUP_SIZEs, up to
+# one lock per row (GROUP_SIZE = M: no two rows share a lock, the partial buffers as big as dW's rows).
+PARTS = ("zeroing", "kernel1", "kernel2", "both")
+PART_N = (1024, 4096, 8192, 9216, 16384)
+GROUP_N = (4096, 16384)
+GROUP_SIZES = (16, 32, 64, 128, 256, 512, 1024, M)
+QUICK_PART_N = (1024,)
+QUICK_GROUP_SIZES = (32, 256)
 
 
 def make_inputs(m, n, dtype=DTYPE, device="cuda", seed=0):
@@ -67,17 +80,51 @@ def time_pass(mode, fn, m, n, protocol=bench.PROTOCOL):
 # --8<-- [end:timing]
 
 
+def backward_part(part, m, n, group_size=None):
+    """Builds fresh inputs, the forward's statistics and the backward's buffers (not timed); returns
+    one call of the part: the lock buffer's zeroing alone, kernel 1 after it (as the wrapper runs
+    them), kernel 2 alone, or both kernels and their allocations (backward_rows, without autograd)."""
+    def make():
+        x, w, b, dy = (t.detach() for t in make_inputs(m, n))
+        _, mean, rstd, meta = forward_rows(x, w, b, EPS)
+        if part == "both":
+            return lambda: backward_rows(dy, x, w, mean, rstd, meta, group_size)
+        groups = group_size_for(n) if group_size is None else group_size
+        (block, warps), dx = meta, torch.empty_like(x)
+        dw_part, db_part = partial_buffers(groups, n, x.device)
+        dw, db = torch.empty_like(w), torch.empty_like(b)
+        locks = torch.zeros(2 * groups, dtype=torch.int32, device=x.device)
+
+        def kernel1():
+            locks.zero_()
+            layer_norm_bwd_dx_kernel[(m,)](dx, dy, x, w, dw_part, db_part, mean, rstd, locks, x.stride(0), n,
+                                           GROUP_SIZE=groups, BLOCK_SIZE_N=block, num_warps=warps)
+
+        def kernel2():
+            layer_norm_bwd_dwdb_kernel[(triton.cdiv(n, REDUCE_BLOCK_N),)](
+                dw_part, db_part, dw, db, min(groups, m), n, BLOCK_SIZE_M=REDUCE_BLOCK_M, BLOCK_SIZE_N=REDUCE_BLOCK_N)
+
+        kernel1()  # kernel 2 reads what kernel 1 wrote
+        return {"zeroing": locks.zero_, "kernel1": kernel1, "kernel2": kernel2}[part]
+    return make
+
+
 @dataclasses.dataclass(frozen=True)
 class Plan:
-    """What one run measures: its protocol, its rows and its widths."""
+    """What one run measures: its protocol, its rows and its widths, the widths whose backward is
+    taken apart, and the GROUP_SIZEs the backward is timed at."""
     quick: bool
     protocol: bench.Protocol
     M: int
     n_values: tuple
+    part_n: tuple
+    group_n: tuple
+    group_sizes: tuple
 
 
-FULL = Plan(False, bench.PROTOCOL, M, tuple(SWEEP_N))
-QUICK_PLAN = Plan(True, bench.QUICK, QUICK_M, tuple(QUICK_N))  # two sizes, to check the pipeline
+FULL = Plan(False, bench.PROTOCOL, M, tuple(SWEEP_N), PART_N, GROUP_N, GROUP_SIZES)
+QUICK_PLAN = Plan(True, bench.QUICK, QUICK_M, tuple(QUICK_N), QUICK_PART_N, QUICK_PART_N,  # to check the pipeline
+                  QUICK_GROUP_SIZES + (QUICK_M,))
 
 
 def plan(quick=False):
@@ -88,12 +135,18 @@ def task_keys(p):
     """(mode, provider, N) of every GPU-time figure of the sweep, then (mode, provider, "host") of
     what one call costs the host at the narrowest width (its GPU time included)."""
     return ([(mode, provider, n) for n in p.n_values for mode in MODES for provider in PROVIDERS]
-            + [(mode, provider, "host") for mode in MODES for provider in PROVIDERS])
+            + [(mode, provider, "host") for mode in MODES for provider in PROVIDERS]
+            + [("part", part, n) for n in p.part_n for part in PARTS]
+            + [("group", groups, n) for n in p.group_n for groups in p.group_sizes])
 
 
 def task(p, key):
     """One repetition of the figure of one task key."""
     mode, provider, n = key
+    if mode in ("part", "group"):
+        part, groups = (provider, None) if mode == "part" else ("both", provider)
+        copies = bench.rotating_copies(ELEMENTS_MOVED["backward"] * p.M * n * DTYPE.itemsize, p.protocol)
+        return lambda: bench.gpu_us(backward_part(part, p.M, n, groups), copies, p.protocol)
     fn = PROVIDERS[provider]
     if n == "host":
         make = (forward_step if mode == "forward" else backward_step)(fn, p.M, p.n_values[0])
@@ -122,6 +175,10 @@ def assemble(p, figures):
         "host": {f"{mode}/{provider}": figures[(mode, provider, "host")] for mode in MODES for provider in PROVIDERS},
         "host_n": p.n_values[0],
         "fits": fits,
+        "parts": [{"part": part, "N": n, "group_size": group_size_for(n), "us": figures[("part", part, n)]}
+                  for n in p.part_n for part in PARTS],
+        "group_sweep": [{"N": n, "group_size": groups, "us": figures[("group", groups, n)]}
+                        for n in p.group_n for groups in p.group_sizes],
     }
 
 

@@ -3,7 +3,8 @@
     write(measurements, out_dir)
 
 measurements = {"provenance": {..., "gpu": str, "copy": figure}, "results": measure()}.
-Writes benchmark.md, fixed-cost.md, group-size.md and quotes.json in every language of the site
+Writes benchmark.md, fixed-cost.md, group-size.md, backward-parts.md, group-sweep.md and quotes.json
+in every language of the site
 (normkit.tables.write_localized: words from normkit/catalogue.toml, numbers in the language's format)
 and bandwidth.svg (bandwidth.<lang>.svg in the other languages). Every figure is quoted with the
 digits its stated range supports, and every comparison is read from the ranges (normkit.claims).
@@ -19,6 +20,7 @@ import matplotlib
 
 from layernorm.ops import REDUCE_BLOCK_M, REDUCE_BLOCK_N, group_size_for
 from normkit import claims
+from normkit.launch import fused_block_size
 from normkit.tables import write_localized
 from normkit.words import ENGLISH, LANGUAGES, Words
 
@@ -131,7 +133,7 @@ def quotes(results, provenance, t=ENGLISH):
             q[f"{short}_{provider}_fit_gbps"] = claims.text_with_unit(fit["gb_per_s"], "gpu", t, " GB/s")
             q[f"{short}_{provider}_host_us"] = claims.text(results["host"][f"{mode}/{provider}"], "host", t) + " µs"
     q |= claims.floor_quotes(t)
-    return q | code_quotes(results, t)
+    return q | parts_quotes(results, t) | code_quotes(results, t)
 
 
 # Row lengths at which the page shows what GROUP_SIZE costs: one per branch of group_size_for.
@@ -156,6 +158,84 @@ def group_size_markdown(results, t):
     return "\n".join(rows) + "\n"
 
 
+PART_COLUMNS = ("zeroing", "kernel1", "kernel2", "both")  # layernorm.benchmark.PARTS, in the table's order
+
+
+def _parts(results):
+    return {(r["part"], r["N"]): r for r in results["parts"]}
+
+
+def _part_ns(results):
+    return sorted({r["N"] for r in results["parts"]})
+
+
+def backward_parts_markdown(results, t):
+    """The backward taken apart, each part timed on its own, beside the whole pass through autograd."""
+    parts, rows = _parts(results), _index(results)
+    out = [f"| N | GROUP_SIZE | {' | '.join(t(f'part_{c}') for c in PART_COLUMNS)} | {t('part_autograd')} |",
+           "|--:|--:|" + "--:|" * (len(PART_COLUMNS) + 1)]
+    for n in _part_ns(results):
+        cells = [claims.with_range(parts[(c, n)]["us"], "gpu", t) for c in PART_COLUMNS]
+        whole = rows.get(("backward", "triton", n))
+        cells.append(claims.with_range(whole["us"], "gpu", t) if whole else "—")
+        out.append(f"| {n} | {parts[('both', n)]['group_size']} | " + " | ".join(cells) + " |")
+    out += ["", t("parts_caption") + t("full_stop") + claims.protocol_text(results["protocol"], t)]
+    return "\n".join(out) + "\n"
+
+
+def _sweep(results):
+    by_n = {}
+    for r in results["group_sweep"]:
+        by_n.setdefault(r["N"], []).append(r)
+    return by_n
+
+
+def group_sweep_markdown(results, t):
+    """The backward (both kernels) at each GROUP_SIZE; the chapter's choice marked."""
+    by_n = _sweep(results)
+    ns = sorted(by_n)
+    out = ["| GROUP_SIZE | " + " | ".join(f"N = {n}" for n in ns) + " |", "|--:|" + "--:|" * len(ns)]
+    sizes = sorted({r["group_size"] for rows in by_n.values() for r in rows})
+    for groups in sizes:
+        cells = []
+        for n in ns:
+            r = next((r for r in by_n[n] if r["group_size"] == groups), None)
+            mark = " ◀" if groups == group_size_for(n) else ""
+            cells.append("—" if r is None else claims.with_range(r["us"], "gpu", t) + mark)
+        label = f"{groups} (= M)" if groups == results["M"] else str(groups)
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    out += ["", t("group_sweep_caption") + t("full_stop") + claims.protocol_text(results["protocol"], t)]
+    return "\n".join(out) + "\n"
+
+
+def parts_quotes(results, t):
+    """What the backward's parts and the GROUP_SIZE sweep let the pages say."""
+    parts, q = _parts(results), {}
+    for n in _part_ns(results):
+        for c in PART_COLUMNS:
+            q[f"bwd_{c}_us_n{n}"] = claims.text(parts[(c, n)]["us"], "gpu", t) + " µs"
+        share = claims.ratio(parts[("kernel2", n)]["us"], parts[("both", n)]["us"])
+        q[f"bwd_kernel2_share_n{n}"] = claims.percent_text(claims.transform(share, lambda r: 100 * r), "gpu", t)
+    for n, rows in _sweep(results).items():
+        best = rows[claims.fastest([r["us"] for r in rows])]
+        default = next((r for r in rows if r["group_size"] == group_size_for(n)), None)
+        q[f"group_best_n{n}"] = str(best["group_size"])
+        q[f"group_best_us_n{n}"] = claims.text(best["us"], "gpu", t) + " µs"
+        q[f"group_default_n{n}"] = str(group_size_for(n))
+        if default:
+            q[f"group_default_us_n{n}"] = claims.text(default["us"], "gpu", t) + " µs"
+            q[f"group_default_vs_best_n{n}"] = t(claims.time_verdict(default["us"], best["us"], "gpu"))
+            # one sentence per case: the chapter's choice is the fastest, or another one is
+            case = "group_sentence_same" if default is best else "group_sentence_other"
+            q[f"group_sentence_n{n}"] = t(case).format(
+                n=n, default=group_size_for(n), default_us=q[f"group_default_us_n{n}"], best=best["group_size"],
+                best_us=q[f"group_best_us_n{n}"], verdict=q[f"group_default_vs_best_n{n}"])
+        one_per_row = next((r for r in rows if r["group_size"] == results["M"]), None)
+        if one_per_row:
+            q[f"group_per_row_us_n{n}"] = claims.text(one_per_row["us"], "gpu", t) + " µs"
+    return q
+
+
 def code_quotes(results, t):
     """Numbers the page takes from the code: the reduction's tile and the bytes moved."""
     fwd_bytes = {n: 2 * results["M"] * n * ELEMENT_BYTES[results["dtype"]] for n in (1024, 8192)}
@@ -164,6 +244,10 @@ def code_quotes(results, t):
         "reduce_block_n": str(REDUCE_BLOCK_N),
         "fwd_bytes_n1024": _mib(fwd_bytes[1024], t),
         "fwd_bytes_ratio_n8192_n1024": t.times(fwd_bytes[8192] / fwd_bytes[1024], "g"),
+        # the first width past a power of two: its block is the next power of two, the rest masked lanes
+        "block_n9216": str(fused_block_size(9216, ELEMENT_BYTES[results["dtype"]])),
+        "masked_share_n9216": t.percent(100 * (1 - 9216 / fused_block_size(9216, ELEMENT_BYTES[results["dtype"]])),
+                                        ".0f"),
     }
 
 
@@ -208,6 +292,8 @@ def write(measurements, out_dir):
     write_localized(out_dir, "benchmark.md", lambda t: benchmark_markdown(results, copy, t))
     write_localized(out_dir, "fixed-cost.md", lambda t: fixed_cost_markdown(results, t))
     write_localized(out_dir, "group-size.md", lambda t: group_size_markdown(results, t))
+    write_localized(out_dir, "backward-parts.md", lambda t: backward_parts_markdown(results, t))
+    write_localized(out_dir, "group-sweep.md", lambda t: group_sweep_markdown(results, t))
     for language in LANGUAGES:  # bandwidth.svg, bandwidth.zh.svg, bandwidth.vi.svg: the plot in the page's words
         suffix = "" if language == "en" else f".{language}"
         bandwidth_plot(results, provenance, out_dir / f"bandwidth{suffix}.svg", Words(language))

@@ -48,12 +48,26 @@ def synthetic_measurements():
     host = {"forward/triton": fig(100.0, 96.0, 108.0), "forward/torch": fig(21.0, 20.5, 21.5),
             "backward/triton": fig(240.0, 200.0, 300.0), "backward/torch": fig(96.0, 94.0, 98.0)}
     copy = fig(4000.0, 3990.0, 4010.0)
+    parts = [{"part": part, "N": n, "group_size": groups, "us": fig(*SYNTHETIC_PARTS[n][part])}
+             for n, groups in ((1024, 256), (8192, 96)) for part in ("zeroing", "kernel1", "kernel2", "both")]
+    sweep = [{"N": 8192, "group_size": groups, "us": fig(*us)} for groups, us in SYNTHETIC_SWEEP.items()]
     return {
         "provenance": {"gpu": "Synthetic GPU", "copy": copy, "copy_gb_per_s": copy["median"], "quick": True},
         "results": {"M": M, "dtype": "float16", "eps": 1e-5, "n_values": SYNTHETIC_NS,
                     "group_size": {"1024": 256, "2048": 128, "8192": 96}, "elements_moved": ELEMENTS_MOVED,
-                    "protocol": PROTOCOL, "rows": rows, "host": host, "host_n": SYNTHETIC_NS[0], "fits": fits},
+                    "protocol": PROTOCOL, "rows": rows, "host": host, "host_n": SYNTHETIC_NS[0], "fits": fits,
+                    "parts": parts, "group_sweep": sweep},
     }
+
+
+# SYNTHETIC GPU µs of the backward's parts at two widths, and of the backward at three GROUP_SIZEs
+SYNTHETIC_PARTS = {
+    1024: {"zeroing": (2.0, 1.98, 2.02), "kernel1": (20.0, 19.9, 20.1), "kernel2": (5.0, 4.95, 5.05),
+           "both": (27.0, 26.8, 27.2)},
+    8192: {"zeroing": (2.0, 1.98, 2.02), "kernel1": (100.0, 99.5, 100.5), "kernel2": (10.0, 9.9, 10.1),
+           "both": (112.0, 111.5, 112.5)},
+}
+SYNTHETIC_SWEEP = {32: (150.0, 149.0, 151.0), 96: (112.0, 111.5, 112.5), 4096: (300.0, 298.0, 302.0)}
 
 
 # --- SYNTHETIC runs of the benchmark's own plans (layernorm.benchmark.FULL and QUICK_PLAN): a figure
@@ -66,7 +80,9 @@ RUN_HOST_US = {"triton": 100.0, "torch": 20.0}
 
 def _run_figure(plan, key):
     mode, provider, n = key
-    if n == "host":
+    if mode in ("part", "group"):  # SYNTHETIC: a backward's bytes at the Triton bandwidth, any part
+        us = RUN_FIXED_US + benchmark.ELEMENTS_MOVED["backward"] * plan.M * n * 2 / (RUN_GBPS["triton"] * 1e3)
+    elif n == "host":
         us = RUN_HOST_US[provider]
     else:
         us = RUN_FIXED_US + benchmark.ELEMENTS_MOVED[mode] * plan.M * n * 2 / (RUN_GBPS[provider] * 1e3)
@@ -111,7 +127,8 @@ def _read(path):
 
 def test_write_renders_every_file_in_every_language(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
-    in_every_language = ("bandwidth{}.svg", "benchmark{}.md", "fixed-cost{}.md", "group-size{}.md", "quotes{}.json")
+    in_every_language = ("bandwidth{}.svg", "benchmark{}.md", "fixed-cost{}.md", "group-size{}.md", "quotes{}.json",
+                         "backward-parts{}.md", "group-sweep{}.md")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         name.format(suffix) for name in in_every_language for suffix in LANGS)
     svg = _read(tmp_path / "bandwidth.svg")
@@ -284,7 +301,40 @@ def test_quick_measure_is_json_complete_and_renders(tmp_path):
     assert all(set(fit) == {"fixed_us", "gb_per_s"} for fit in results["fits"].values())
     assert all(results["host"][k]["median"] > 0 for k in keys)
     assert results["protocol"] == bench.protocol_record(bench.QUICK)
+    plan = benchmark.QUICK_PLAN
+    assert [(r["part"], r["N"]) for r in results["parts"]] == [(p, n) for n in plan.part_n for p in benchmark.PARTS]
+    assert [(r["N"], r["group_size"]) for r in results["group_sweep"]] == [
+        (n, g) for n in plan.group_n for g in plan.group_sizes]
+    assert all(r["us"]["median"] > 0 for r in results["parts"] + results["group_sweep"])
     copy = bench.copy_bandwidth_gb_per_s(protocol=bench.QUICK)
     report.write({"provenance": {"gpu": "GPU", "copy": copy, "copy_gb_per_s": copy["median"]},
                   "results": results}, tmp_path)
     assert json.loads(_read(tmp_path / "quotes.json"))["n_count"] == str(len(results["n_values"]))
+
+
+def test_the_backward_parts_and_the_group_size_sweep(tmp_path):
+    report.write(synthetic_measurements(), tmp_path)
+    parts = _read(tmp_path / "backward-parts.md")
+    # N = 8192: zeroing 2.0 (1.94–2.06), kernel 1 100 (97–103), kernel 2 10.0 (9.7–10.3), both 112
+    # (108.64–115.36); the autograd backward is the sweep's 120 (119–121 widened to 116.4–123.6)
+    assert "| 8192 | 96 | 2.00 (1.94–2.06) | 100 (97–103) | 10.0 (9.7–10.3) | 112 (108–116) | 120 (116–124) |" in parts
+    assert "zeroing the locks" in parts and "清零锁" in _read(tmp_path / "backward-parts.zh.md")
+    sweep = _read(tmp_path / "group-sweep.md")
+    # group_size_for(8192) = 96 is marked; GROUP_SIZE = M = 4096 is named as one lock per row
+    assert "| 96 | 112 (108–116) ◀ |" in sweep and "| 4096 (= M) | 300 (291–309) |" in sweep
+    q = json.loads(_read(tmp_path / "quotes.json"))
+    # kernel 2's share: 10 / 112 = 8.9 %, stated from the two ranges 9.7/115.36 … 10.3/108.64 = 8.4–9.5 %
+    assert q["bwd_kernel1_us_n8192"] == "100 µs" and q["bwd_kernel2_share_n8192"] == "8.9%"
+    assert q["group_best_n8192"] == "96" and q["group_default_n8192"] == "96"
+    assert q["group_default_vs_best_n8192"] == "on par" and q["group_per_row_us_n8192"] == "300 µs"
+    assert q["group_sentence_n8192"] == "At N = 8192, the chapter's GROUP_SIZE, 96, is the fastest of the sweep (112 µs)."
+    other = synthetic_measurements()
+    other["results"]["group_sweep"][0]["us"] = fig(90.0, 89.5, 90.5)  # SYNTHETIC: GROUP_SIZE = 32 the fastest
+    report.write(other, tmp_path / "other")
+    q = json.loads(_read(tmp_path / "other" / "quotes.json"))
+    assert q["group_sentence_n8192"] == ("At N = 8192, the fastest of the sweep is GROUP_SIZE = 32 (90 µs); "
+                                         "the chapter's 96 takes 112 µs: slower.")
+    zh = json.loads(_read(tmp_path / "other" / "quotes.zh.json"))
+    assert zh["group_sentence_n8192"] == "N = 8192 时，扫描中最快的是 GROUP_SIZE = 32（90 µs）；本章选的 96 用时 112 µs，结论：更慢。"
+    # code: 9216 columns of fp16 take a 16384-lane block, 44 % of its lanes masked
+    assert q["block_n9216"] == "16384" and q["masked_share_n9216"] == "44%"
