@@ -152,9 +152,7 @@ def moved(tree, seed):
     at random, the same for all of a figure's numbers): a SYNTHETIC rebuild, never published."""
     rng, out = random.Random(seed), copy.deepcopy(tree)
     for path, fig in figures(out):
-        factor = 1 + rng.choice((-1, 1)) * EDGE_MOVE[kind_of(path)]
-        fig.update(median=fig["median"] * factor, low=fig["low"] * factor, high=fig["high"] * factor,
-                   runs=[r * factor for r in fig["runs"]])
+        fig.update(claims.scaled(fig, 1 + rng.choice((-1, 1)) * EDGE_MOVE[kind_of(path)]))
     return out
 
 
