@@ -31,7 +31,6 @@ salt, sorted keys.
 """
 
 import importlib
-import json
 import math
 import warnings
 from pathlib import Path
@@ -40,7 +39,7 @@ import matplotlib
 
 from normkit import aligned, claims
 from normkit.bench import figure
-from normkit.tables import write_localized
+from normkit.tables import write_localized, write_quotes
 from normkit.words import ENGLISH, LANGUAGES, Words
 
 matplotlib.use("Agg")
@@ -257,7 +256,7 @@ def host_md(res, op, t):
             f, e = fast[f"{key}_host_us"], torch[f"{key}_host_us"]
             verdict = claims.under(f, e, targets[key])
             cells += [f"{_us(f, t, 'host')} · {_us(e, t, 'host')}",
-                      f"{claims.times_text(claims.ratio(f, e), 'host', t)} {MARKS[verdict]}"]
+                      f"{claims.paired_text(f, e, t)} {MARKS[verdict]}"]
         out.append(f"| {_shape_text(m, n)} | " + " | ".join(cells) + " |")
     words = {_short(k): t.times(v, ".1f") for k, v in targets.items()}
     out += ["", t("host_target_marks").format(**words), "", claims.protocol_text(res["protocol"], t, "host")]
@@ -343,8 +342,10 @@ def _design_quotes(res, op, p, copy, t, q):
             continue
         for other in BACKWARD_DESIGNS:
             if other != "staged" and (n, dtype, other) in rows:
-                q[f"{p}_design_staged_vs_{other}_n{n}{suffix}"] = _time_verdict(
-                    r["bwd_gpu_us"], rows[(n, dtype, other)]["bwd_gpu_us"], t)
+                key = f"{p}_design_staged_vs_{other}_n{n}{suffix}"
+                q[key] = _time_verdict(r["bwd_gpu_us"], rows[(n, dtype, other)]["bwd_gpu_us"], t)
+                claims.cite(key, (r["bwd_gpu_us"], rows[(n, dtype, other)]["bwd_gpu_us"]), "gpu",
+                            (f"{p}_design_staged_bwd_pct_n{n}{suffix}", f"{p}_design_{other}_bwd_pct_n{n}{suffix}"))
     q["design_n_list"] = t.join(str(n) for n in sorted({n for n, d, _ in rows if d == res["dtype"]}))
 
 
@@ -589,9 +590,9 @@ def _between_quotes(res, op, p, copy, t, q):
 
 
 def _counts(figs_and_targets):
-    """{"met": k, "within": k, "missed": k} over [(figure, target)]."""
+    """{"met": k, "missed": k, "within": k} over [(figure, target)]."""
     verdicts = [claims.against(fig, target, "gpu") for fig, target in figs_and_targets]
-    return {v: verdicts.count(v) for v in ("met", "within", "missed")}
+    return {v: verdicts.count(v) for v in ("met", "missed", "within")}
 
 
 def widths_sentence(label, widths, t):
@@ -622,9 +623,7 @@ def _sweep_quotes(res, op, p, copy, t, q):
         goal = res["sweep_targets_pct"]
         targets = {"fwd": {n: goal["fwd"] for n in fast}, "fwd_bwd": {n: _sweep_target(res, n) for n in fast}}
         for key, target in targets.items():
-            for verdict, count in _counts([(fast[n][key], target[n]) for n in fast]).items():
-                q[f"{p}_sweep_{_short(key)}_{verdict}"] = str(count)
-        q[f"{p}_sweep_count"] = str(len(fast))
+            q[f"{p}_sweep_{_short(key)}_tally"] = t.tally("sweep", _counts([(fast[n][key], target[n]) for n in fast]))
         # N at which another provider is faster than the fast path (fwd+bwd GPU time, ranges apart)
         rows = _sweep_rows(res, op)
         fast_rows = {r["N"]: r for r in rows if r["provider"] == "fast"}
@@ -659,12 +658,9 @@ def _host_quotes(res, op, p, t, q):
                 f, e = fast[f"{key}_host_us"], torch[f"{key}_host_us"]
                 ratios.append(f["median"] / e["median"])
                 verdicts.append(claims.under(f, e, res["host_targets"][key]))
-        for v in ("met", "within", "missed"):
-            q[f"{p}_host_{k}_{v}"] = str(verdicts.count(v))
-        q["host_cells"] = str(len(verdicts))
-        if ratios:
-            q[f"{p}_host_{k}_ratio_low"] = t.times(min(ratios), ".1f")
-            q[f"{p}_host_{k}_ratio_high"] = t.times(max(ratios), ".1f")
+        if verdicts:
+            q[f"{p}_host_{k}_tally"] = t.tally("host", {v: verdicts.count(v) for v in ("met", "within", "missed")})
+            q[f"{p}_host_{k}_ratio_span"] = t.span(t.times(min(ratios), ".1f"), t.times(max(ratios), ".1f"))
     for trace in (r for r in res["host_trace"] if r["op"] == op):
         for key in ("call_us", "outside_us", "launch_us"):
             q[f"{p}_trace_{key}"] = _us(trace[key], t, "host")
@@ -683,7 +679,7 @@ def _llama_quotes(res, t, q):
     agree = {(r["provider"], r["hidden"]): r for r in llama["agreement"]}
     q["llama_layers"], q["llama_seq"], q["llama_batch"] = (str(llama["config"][k]) for k in ("layers", "seq", "batch"))
     q["llama_hidden_list"] = t.join(str(h) for h, _ in llama["shapes"])
-    diffs = []
+    diffs, against_liger = [], []
     for hidden, _ in llama["shapes"]:
         eager = steps.get(("torch", hidden))
         for name in ("fast", "liger"):
@@ -692,6 +688,7 @@ def _llama_quotes(res, t, q):
                 continue
             q[f"llama_{name}_speedup_h{hidden}"] = claims.times_text(claims.ratio(eager, fig), "gpu", t)
             q[f"llama_{name}_verdict_h{hidden}"] = t(claims.time_verdict(fig, eager, "gpu"))
+            claims.cite(f"llama_{name}_verdict_h{hidden}", (fig, eager), "gpu", (f"llama_{name}_speedup_h{hidden}",))
             q[f"llama_{name}_grad_diff_h{hidden}"] = _sci(a["max_grad_rel_diff"], t)
             q[f"llama_{name}_loss_h{hidden}"] = t.number(a["loss"], ".5f")
             q[f"llama_eager_loss_h{hidden}"] = t.number(a["eager_loss"], ".5f")
@@ -699,7 +696,9 @@ def _llama_quotes(res, t, q):
                 diffs.append(a["max_grad_rel_diff"])
         fast, liger = steps.get(("fast", hidden)), steps.get(("liger", hidden))
         if fast and liger and "error" not in fast and "error" not in liger:
-            q[f"llama_fast_vs_liger_h{hidden}"] = t(claims.time_verdict(fast, liger, "gpu"))
+            against_liger.append({"verdict": t(claims.time_verdict(fast, liger, "gpu")), "place": str(hidden)})
+    if against_liger:
+        q["llama_fast_vs_liger"] = t.pair("liger", against_liger)
     if diffs:
         q["llama_fast_grad_diff_max"] = _sci(max(diffs), t)
 
@@ -749,7 +748,7 @@ def quotes(measurements, t=ENGLISH):
     for op, p in OPS.items():
         index = _index(res["targets"][op])
         launch = {c["N"]: c for c in res["launch"][op]}
-        statuses = []
+        statuses, fwd_vs_best = [], []
         for n in res["target_n"]:
             s = _shape_key(m, n)
             q[f"shape_{s}"] = _shape_text(m, n)
@@ -770,6 +769,8 @@ def quotes(measurements, t=ENGLISH):
                     pct = pct_copy(fast, key, copy)
                     statuses.append((pct, goal[key]))
                     q[f"{p}_fast_{_short(key)}_target_{s}"] = t("target_" + claims.against(pct, goal[key], "gpu"))
+                    claims.cite(f"{p}_fast_{_short(key)}_target_{s}", (pct,), "gpu",
+                                (f"{p}_fast_{_short(key)}_pct_{s}",), target=goal[key])
                     others = [o for o in PROVIDERS if o != "fast" and _ok(index.get((o, n)))]
                     if others:  # the fastest other provider
                         who = others[claims.fastest([index[(o, n)][f"{key}_gpu_us"] for o in others])]
@@ -778,6 +779,14 @@ def quotes(measurements, t=ENGLISH):
                         q[f"{p}_best_other_{_short(key)}_pct_{s}"] = _pct(pct_copy(them, key, copy), t)
                         q[f"{p}_fast_{_short(key)}_vs_best_other_{s}"] = _time_verdict(
                             fast[f"{key}_gpu_us"], them[f"{key}_gpu_us"], t)
+                        claims.cite(f"{p}_fast_{_short(key)}_vs_best_other_{s}",
+                                    (fast[f"{key}_gpu_us"], them[f"{key}_gpu_us"]), "gpu",
+                                    (f"{p}_fast_{_short(key)}_pct_{s}", f"{p}_best_other_{_short(key)}_pct_{s}"))
+                        if key == "fwd":
+                            fwd_vs_best.append({"verdict": q[f"{p}_fast_fwd_vs_best_other_{s}"],
+                                                "place": _shape_text(m, n), "other": NAMES[op][who],
+                                                "fast": q[f"{p}_fast_fwd_pct_{s}"],
+                                                "pct": q[f"{p}_best_other_fwd_pct_{s}"]})
             c = launch.get(n)
             if c:
                 halves = 2 if op == "layernorm" else 1  # dW and dB, or dW alone
@@ -793,9 +802,10 @@ def quotes(measurements, t=ENGLISH):
                 q[f"{p}_partial_share_{s}"] = t.percent(100 * 2 * part / min_bytes["fwd_bwd"], ".1f")
             if op == "rmsnorm":
                 q[f"rms_teaching_partial_mb_{s}"] = t.number(m * n * 4 / 1e6, ".0f")
-        for verdict, count in _counts(statuses).items():
-            q[f"{p}_targets_{verdict}"] = str(count)
-        q[f"{p}_targets_count"] = str(len(statuses))
+        if statuses:
+            q[f"{p}_targets_sentence"] = t.tally("targets", _counts(statuses))
+        if fwd_vs_best:
+            q[f"{p}_fwd_vs_best_other_sentence"] = t.pair("best_other", fwd_vs_best)
         _sweep_quotes(res, op, p, copy, t, q)
         _between_quotes(res, op, p, copy, t, q)
 
@@ -826,10 +836,11 @@ def quotes(measurements, t=ENGLISH):
             for key, _ in MODES:
                 for kind in ("gpu", "host"):
                     fast, torch = small["fast"][f"{key}_{kind}_us"], small["torch"][f"{key}_{kind}_us"]
-                    # above 1x: the fast path beats torch eager
-                    ratio, _, _ = claims.stated_ratio(torch, fast, kind)
-                    q[f"{p}_small_{_short(key)}_{kind}_vs_torch"] = _ratio(ratio, t)
+                    # above 1x: the fast path beats torch eager; with the range the verdict reads
+                    q[f"{p}_small_{_short(key)}_{kind}_vs_torch"] = claims.speedup_text(fast, torch, kind, t)
                     q[f"{p}_small_{_short(key)}_{kind}_verdict"] = t(claims.time_verdict(fast, torch, kind))
+                    claims.cite(f"{p}_small_{_short(key)}_{kind}_verdict", (fast, torch), kind,
+                                (f"{p}_small_{_short(key)}_{kind}_vs_torch",))
 
         _host_quotes(res, op, p, t, q)
         _design_quotes(res, op, p, copy, t, q)
@@ -921,5 +932,4 @@ def write(measurements, out_dir):
             sweep_svg(res, op, gpu, copy["median"], out_dir / f"{op}-sweep-gpu{suffix}.svg", Words(language))
     write_localized(out_dir, "dw-error.md", lambda t: dw_md(res["dw_error"], t))
     write_localized(out_dir, "llama.md", lambda t: llama_md(res, t))
-    write_localized(out_dir, "quotes.json", lambda t: json.dumps(
-        quotes(measurements, t), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    write_quotes(out_dir, lambda t: quotes(measurements, t))

@@ -11,7 +11,6 @@ digits its stated range supports, and every comparison is read from the ranges (
 Same input, same bytes: the SVG carries no date and a fixed hash salt.
 """
 
-import json
 import math
 import warnings
 from pathlib import Path
@@ -21,7 +20,7 @@ import matplotlib
 from layernorm.ops import REDUCE_BLOCK_M, REDUCE_BLOCK_N, group_size_for
 from normkit import claims
 from normkit.launch import fused_block_size
-from normkit.tables import write_localized
+from normkit.tables import write_localized, write_quotes
 from normkit.words import ENGLISH, LANGUAGES, Words
 
 matplotlib.use("Agg")
@@ -118,6 +117,8 @@ def quotes(results, provenance, t=ENGLISH):
             q[f"{short}_torch_pct_copy_n{n}"] = _pct(_pct_copy(ref, copy["median"]), t)
             q[f"{short}_speedup_n{n}"] = claims.times_text(speed, "gpu", t)
             q[f"{short}_verdict_n{n}"] = t(claims.time_verdict(tri["us"], ref["us"], "gpu"))
+            claims.cite(f"{short}_verdict_n{n}", (tri["us"], ref["us"]), "gpu",
+                        (f"{short}_triton_us_n{n}", f"{short}_torch_us_n{n}", f"{short}_speedup_n{n}"))
         typical = claims.typical([f for _, f in pcts])
         q[f"{short}_pct_copy_typical"] = _pct(typical, t)
         low_n, low = min(pcts, key=lambda item: item[1]["median"])
@@ -125,8 +126,7 @@ def quotes(results, provenance, t=ENGLISH):
         q[f"{short}_pct_copy_min"], q[f"{short}_pct_copy_min_n"] = _pct(low, t), str(low_n)
         q[f"{short}_pct_copy_max"], q[f"{short}_pct_copy_max_n"] = _pct(high, t), str(high_n)
         q[f"{short}_speedup_typical"] = claims.times_text(claims.typical(speeds), "gpu", t)
-        for verdict, count in _counts(results, mode).items():
-            q[f"{short}_{verdict}_count"] = str(count)
+        q[f"{short}_vs_torch_tally"] = t.tally("vs_widths", _counts(results, mode))
         for provider in PROVIDERS:
             fit = results["fits"][f"{mode}/{provider}"]
             q[f"{short}_{provider}_fixed_us"] = claims.fixed_cost_text(fit["fixed_us"], t, " µs")
@@ -225,6 +225,8 @@ def parts_quotes(results, t):
         if default:
             q[f"group_default_us_n{n}"] = claims.text(default["us"], "gpu", t) + " µs"
             q[f"group_default_vs_best_n{n}"] = t(claims.time_verdict(default["us"], best["us"], "gpu"))
+            claims.cite(f"group_default_vs_best_n{n}", (default["us"], best["us"]), "gpu",
+                        (f"group_default_us_n{n}", f"group_best_us_n{n}"))
             # one sentence per case: the chapter's choice is the fastest, or another one is
             case = "group_sentence_same" if default is best else "group_sentence_other"
             q[f"group_sentence_n{n}"] = t(case).format(
@@ -297,5 +299,4 @@ def write(measurements, out_dir):
     for language in LANGUAGES:  # bandwidth.svg, bandwidth.zh.svg, bandwidth.vi.svg: the plot in the page's words
         suffix = "" if language == "en" else f".{language}"
         bandwidth_plot(results, provenance, out_dir / f"bandwidth{suffix}.svg", Words(language))
-    write_localized(out_dir, "quotes.json", lambda t: json.dumps(
-        quotes(results, provenance, t), indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+    write_quotes(out_dir, lambda t: quotes(results, provenance, t))

@@ -201,6 +201,36 @@ def paired_range(a, b, kind):
     return min(min(r["runs"]), r["median"] - margin), max(max(r["runs"]), r["median"] + margin)
 
 
+def speedup_range(fast, other, kind):
+    """(low, high) of other / fast as the verdict on fast against other reads it: from the two stated
+    ranges, or, for host costs, the inverse of the paired ratio fast / other. time_verdict says
+    "faster" exactly where low clears 1 by MARGIN (low > 1 + MARGIN), "slower" where high < 1 / (1 + MARGIN)."""
+    if kind in PAIRED_RATIO:
+        low, high = paired_range(fast, other, kind)
+        return 1 / high, 1 / low
+    _, low, high = stated_ratio(other, fast, kind)
+    return low, high
+
+
+def speedup_text(fast, other, kind, t):
+    """other / fast with the range its verdict reads (speedup_range), the range rounded outwards at the
+    place of its half-width: "1.41× (1.33–1.50)", "0.45× (0.36–0.56)". What a sentence quotes beside
+    "faster", "on par" or "slower", so that a reader can check the verdict against the rule."""
+    return _multiple_text(other["median"] / fast["median"], *speedup_range(fast, other, kind), t)
+
+
+def paired_text(a, b, t, kind="host"):
+    """a / b with the range of its paired repetitions (paired_range), the range that under() reads:
+    "2.1× (1.7–2.6)"."""
+    return _multiple_text(a["median"] / b["median"], *paired_range(a, b, kind), t)
+
+
+def _multiple_text(value, low, high, t):
+    places = place(low, high)
+    lo, hi = _digits(_round(low, places, math.floor), places, t), _digits(_round(high, places, math.ceil), places, t)
+    return f"{t.times(_round(value, places), f'.{max(places, 0)}f')} ({lo}–{hi})"
+
+
 def under(a, b, limit, kind="host"):
     """"met" where the stated range of a / b lies at or under limit, "missed" above it, else "within"
     (or, on its edge, the previous build's verdict: `remembering`)."""
@@ -384,3 +414,37 @@ def _remembered(name, rule, figs, kind, detail=""):
         verdict = kept
     _ledger.note(key, verdict)
     return verdict
+
+
+# --- What a page's verdict rests on: the basis the page test reads (tests/test_verdicts.py) -------------
+# A verdict a page quotes ("faster", "met") is checked against the site's rule by a test that reads it with
+# its figures: the report cites, beside each verdict quote, the ranges the verdict compared and the quotes
+# that show its figures to the reader; render writes them to docs/data/<set>/basis.json.
+
+_basis = None
+
+
+@contextlib.contextmanager
+def citing():
+    """Inside it, cite() records what each verdict quote rests on; yields the {quote key: basis} dict."""
+    global _basis
+    previous, _basis = _basis, {}
+    try:
+        yield _basis
+    finally:
+        _basis = previous
+
+
+def cite(key, figs, kind, shows, target=None):
+    """Records, where citing() is on, what the verdict quote KEY rests on: against a target (one figure:
+    its stated range), or a comparison of two figures (their stated ranges; for host costs the range of
+    the paired speed-up that compare() reads), and SHOWS, the quote keys that put those figures on the page."""
+    if _basis is None:
+        return
+    if target is not None:
+        entry = {"rule": "against", "target": target, "ranges": [list(stated(figs[0], kind))]}
+    elif kind in PAIRED_RATIO:
+        entry = {"rule": "speedup", "ranges": [list(speedup_range(*figs, kind))]}
+    else:
+        entry = {"rule": "compare", "ranges": [list(stated(fig, kind)) for fig in figs]}
+    _basis[key] = {**entry, "kind": kind, "shows": list(shows)}

@@ -5,8 +5,10 @@ A report renders a file once per language through write_localized(); English is 
 file of the page's language (hooks/measurements.py).
 """
 
+import json
 from pathlib import Path
 
+from normkit import claims
 from normkit.words import LANGUAGES, Words
 
 
@@ -20,3 +22,13 @@ def write_localized(out_dir, name, render):
     for language in LANGUAGES:
         text = render(Words(language))
         (Path(out_dir) / localized_name(name, language)).write_text(text, encoding="utf-8")
+
+
+def write_quotes(out_dir, quotes):
+    """quotes.json in every language from quotes(t), a {key: text}; and basis.json, what each verdict
+    quote rests on (normkit.claims.cite), the same in every language, for the page test."""
+    def dump(data):
+        return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    with claims.citing() as basis:
+        write_localized(out_dir, "quotes.json", lambda t: dump(quotes(t)))
+    (Path(out_dir) / "basis.json").write_text(dump(basis), encoding="utf-8")

@@ -345,3 +345,18 @@ def test_identify_names_every_figure_by_its_path_and_transforms_keep_it():
     us = named_tree["rows"][0]["us"]
     assert claims.transform(us, lambda v: 2 * v)[claims.ID] == "rows/op=x/N=8/us"
     assert claims.ratio(us, named_tree["copy"])[claims.ID] == "rows/op=x/N=8/us ÷ copy"
+
+
+@pytest.mark.parametrize("kind", ["gpu", "host"], ids=["device-time", "host-cost"])
+def test_a_speedup_shown_with_its_range_tells_the_verdict_by_the_rule(kind):
+    # SYNTHETIC pairs from far slower to far faster: "faster" exactly where the shown range's low end clears
+    # 1 by the margin, "slower" where its high end lies under 1 / (1 + margin); else "on par"
+    margin = claims.MARGIN[kind]
+    for other_us in (40.0, 80.0, 95.0, 100.0, 104.0, 110.0, 130.0, 250.0):
+        fast = {"median": 100.0, "low": 99.0, "high": 101.0, "runs": [99.0, 100.0, 101.0]}
+        other = {"median": other_us, "low": other_us * 0.99, "high": other_us * 1.01,
+                 "runs": [other_us * 0.99, other_us, other_us * 1.01]}
+        low, high = claims.speedup_range(fast, other, kind)
+        expected = "faster" if low > 1 + margin else "slower" if high * (1 + margin) < 1 else "on_par"
+        assert claims.time_verdict(fast, other, kind) == expected, (kind, other_us)
+    assert claims.speedup_text(fast, other, kind, EN).startswith("2.5×")

@@ -1,5 +1,7 @@
 """The catalogue of table and plot words, and the one number format per language."""
 
+import re
+
 import pytest
 
 from normkit.tables import localized_name, write_localized
@@ -62,7 +64,7 @@ def test_an_exponent_is_written_as_a_power_of_ten(language, expected):
 def test_multiples_per_language():
     assert number(6.789, ".2f", "en", times=True) == "6.79×"
     assert number(6.789, ".2f", "zh", times=True) == "6.79 倍"
-    assert number(6.789, ".2f", "vi", times=True) == "6,79×"
+    assert number(6.789, ".2f", "vi", times=True) == "6,79 lần"  # gấp 6,79 lần: Vietnamese says it in words
     assert Words("zh").times(0.5, ".2f") == "0.50 倍"
 
 
@@ -118,3 +120,49 @@ def test_an_unknown_reader_language_names_the_variable_and_the_languages(monkeyp
     monkeypatch.setenv(LANGUAGE_VARIABLE, "fr")
     with pytest.raises(ValueError, match=r"NORMKERNELS_LANGUAGE='fr'.*en, zh, vi"):
         reader()
+
+
+@pytest.mark.parametrize("counts, expected", [
+    ({"faster": 0, "on_par": 0, "slower": 16}, ("slower at all 16 widths", "全部 16 个宽度都更慢",
+                                                "chậm hơn ở cả 16 độ rộng")),
+    ({"faster": 13, "on_par": 3, "slower": 0}, ("faster at 13 and on par at 3 of the 16 widths",
+                                                "16 个宽度中有 13 个更快，3 个持平",
+                                                "nhanh hơn ở 13 và ngang nhau ở 3 trong 16 độ rộng")),
+    ({"faster": 10, "on_par": 3, "slower": 3}, ("faster at 10, on par at 3 and slower at 3 of the 16 widths",
+                                                "16 个宽度中有 10 个更快，3 个持平，3 个更慢",
+                                                "nhanh hơn ở 10, ngang nhau ở 3 và chậm hơn ở 3 trong 16 độ rộng")),
+])
+def test_a_tally_says_each_case_as_written_never_a_count_of_zero(counts, expected):
+    assert tuple(Words(lang).tally("vs_widths", counts) for lang in LANGUAGES) == expected
+
+
+def test_every_tally_and_pair_has_its_words_in_every_language():
+    families = {"vs_widths": ("faster", "on_par", "slower"), "targets": ("met", "missed", "within"),
+                "sweep": ("met", "missed", "within"), "host": ("met", "within", "missed")}
+    for language in LANGUAGES:
+        t = Words(language)
+        for family, verdicts in families.items():
+            for verdict in verdicts:
+                assert "{total}" in t(f"tally_{family}_all_{verdict}") and "{count}" in t(f"tally_{family}_{verdict}")
+            assert "0" not in t.tally(family, dict(zip(verdicts, (2, 0, 1))))
+        for family in ("best_other", "liger"):
+            assert {"{verdict}", "{place}"} <= set(re.findall(r"\{\w+\}", t(f"pair_{family}_part")))
+            assert "{verdict}" in t(f"pair_{family}_same") and "{place}" in t(f"pair_{family}_fact")
+
+
+def test_a_pair_says_one_verdict_once_and_two_each_at_its_place():
+    same = [{"verdict": "on par", "place": "32768×4096", "other": "Liger", "fast": "97%", "pct": "99%"},
+            {"verdict": "on par", "place": "32768×8192", "other": "QuACK", "fast": "96%", "pct": "97%"}]
+    assert Words("en").pair("best_other", same) == ("The forward alone is on par at both shapes: 97% against "
+                                                    "Liger's 99% at 32768×4096 and 96% against QuACK's 97% at 32768×8192.")
+    zh = [dict(item, verdict="持平") for item in same]
+    assert Words("zh").pair("best_other", zh) == ("单看前向，两个形状上与最快的其他实现相比，结论都是持平："
+                                                  "32768×4096 下 97% 对 Liger 的 99%，32768×8192 下 96% 对 QuACK 的 97%。")
+    mixed = [{"verdict": "nhanh hơn", "place": "2048"}, {"verdict": "ngang nhau", "place": "4096"}]
+    assert Words("vi").pair("liger", mixed) == ("so với RMSNorm của Liger-Kernel, nhanh hơn ở kích thước 2048 "
+                                                "và ngang nhau ở kích thước 4096")
+
+
+def test_a_span_of_equal_ends_is_one_value():
+    assert Words("en").span("2×", "2×") == "2×"
+    assert Words("vi").span("1,8 lần", "2,2 lần") == "từ 1,8 lần đến 2,2 lần"

@@ -5,9 +5,13 @@
     number(131584, ".0f", "vi")            -> "131 584"            (a no-break space between thousands)
     number(131584, ".0f", "en")            -> "131,584"
     number(-1.98e-05, ".2e", "vi")         -> "−1,98 × 10⁻⁵"        (a minus sign, a power of ten)
-    number(6.789, ".2f", "zh", times=True) -> "6.79 倍"
+    number(6.789, ".2f", "zh", times=True) -> "6.79 倍"         ("6,79 lần" in Vietnamese)
     Words("vi").percent(97.0, ".0f")       -> "97%"
     Words("zh").join(["1", "8", "64"])     -> "1、8 和 64"
+    Words("en").tally("vs_widths", {"faster": 13, "on_par": 3, "slower": 0})
+                                           -> "faster at 13 and on par at 3 of the 16 widths"
+    Words("en").tally("vs_widths", {"faster": 0, "on_par": 0, "slower": 16})
+                                           -> "slower at all 16 widths"
     Words("vi").vector([0.5, -2], ".2f")   -> "[0,50; −2,00]"
     reader()                               -> Words(os.environ["NORMKERNELS_LANGUAGE"]), English when unset
 
@@ -42,7 +46,7 @@ THOUSANDS = {"en": ",", "zh": ",", "vi": NBSP}
 DECIMAL = {"en": ".", "zh": ".", "vi": ","}
 GROUP_FROM_DIGITS = 5
 MINUS = "\u2212"  # −, not the hyphen a Python format writes
-TIMES = {"en": "×", "zh": " 倍", "vi": "×"}
+TIMES = {"en": "×", "zh": " 倍", "vi": " lần"}  # Vietnamese says a multiple in words: gấp 6,79 lần
 PERCENT = {"en": "%", "zh": "%", "vi": "%"}  # 97%: no space in any of the three
 SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 _NUMBER = re.compile(r"^(?P<sign>[+-]?)(?P<int>\d+)(?:\.(?P<frac>\d+))?(?:e(?P<exp>[+-]\d+))?$")
@@ -74,7 +78,7 @@ def _grouped(digits, separator):
 def number(value, spec, language, times=False):
     """value formatted with a Python format spec (".2f", "+.1f", ".3g", ".2e", ...) in the language's style.
 
-    times=True writes a multiple: 6.79× in English and Vietnamese, 6.79 倍 in Chinese. An exponent
+    times=True writes a multiple: 6.79× in English, 6.79 倍 in Chinese, 6,79 lần in Vietnamese. An exponent
     is written as a power of ten (1.98 × 10⁻⁵); what is not a number (nan, inf) is left as Python
     writes it, for tests/test_wording.py to find on a page.
     """
@@ -126,6 +130,45 @@ class Words:
         comma, separates the items with semicolons: "[0,85; 1,13]"."""
         separator = "; " if DECIMAL[self.language] == "," else ", "
         return "[" + separator.join(self.number(value, spec) for value in values) + "]"
+
+    def tally(self, family, counts):
+        """How many of a set of verdicts each came out, as the language says it, per case: one verdict
+        for all ("slower at all 16 widths"), or the ones that occurred ("faster at 13 and on par at 3
+        of the 16 widths") -- never "at 0 widths". counts is {verdict: count} in the order to say them;
+        the catalogue's tally_<family>_all_<verdict>, tally_<family>_<verdict> (one part) and
+        tally_<family>_mixed (its {parts} and {total}) hold the words, tally_separator and tally_and
+        join the parts (Chinese joins clauses with a comma, not 和)."""
+        total = sum(counts.values())
+        seen = [(verdict, count) for verdict, count in counts.items() if count]
+        if not seen:
+            raise ValueError(f"tally '{family}': no verdicts to count")
+        if len(seen) == 1:
+            return self(f"tally_{family}_all_{seen[0][0]}").format(total=total)
+        parts = self._clauses(self(f"tally_{family}_{verdict}").format(count=count) for verdict, count in seen)
+        return self(f"tally_{family}_mixed").format(parts=parts, total=total)
+
+    def pair(self, family, items):
+        """Verdicts at a few places as one clause, per case: the verdict once where all agree ("on par
+        at both shapes: 97% against Liger's 99% at ..."), else each with its place. items are dicts of
+        the fields the catalogue's words name, the verdict among them (in the page's words):
+        pair_<family>_same ({verdict} and {facts}, each item by pair_<family>_fact) where all agree,
+        else pair_<family>_each ({parts}, each item by pair_<family>_part)."""
+        verdicts = {item["verdict"] for item in items}
+        if len(verdicts) == 1:
+            facts = self._clauses(self(f"pair_{family}_fact").format(**item) for item in items)
+            return self(f"pair_{family}_same").format(verdict=verdicts.pop(), facts=facts)
+        parts = self._clauses(self(f"pair_{family}_part").format(**item) for item in items)
+        return self(f"pair_{family}_each").format(parts=parts)
+
+    def _clauses(self, clauses):
+        """Clauses joined as a sentence joins them: "a, b and c" (Chinese: a，b，c)."""
+        clauses = list(clauses)
+        return self("tally_separator").join(clauses[:-1]) + self("tally_and") + clauses[-1] if len(clauses) > 1 \
+            else clauses[0]
+
+    def span(self, low, high):
+        """Two ends of a span of values already formatted, per case: the value once where they agree."""
+        return low if low == high else self("span_range").format(low=low, high=high)
 
     def join(self, items):
         """"1, 8, 64 and 512" ("1、8、64 和 512", "1, 8, 64 và 512"); the language's "none" for no items."""

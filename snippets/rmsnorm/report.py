@@ -6,14 +6,13 @@ Files: accuracy.md, timing.md, cost.md, training.md and quotes.json in every lan
 examples.txt, exercise.txt and timing.svg, each in every language (examples.<lang>.txt, timing.<lang>.svg).
 """
 
-import json
 import math
 import pathlib
 import warnings
 
 from normkit import claims
 from normkit.bench import gb_per_s
-from normkit.tables import write_localized
+from normkit.tables import write_localized, write_quotes
 from normkit.words import ENGLISH, LANGUAGES, Words
 from rmsnorm.examples import EPS, format_examples
 from rmsnorm.ops import MAX_N, SCRATCH_LIMIT_BYTES
@@ -212,6 +211,8 @@ def quotes(measurements, t=ENGLISH):
                 kernel, them = s["us"][f"{scope}_kernel"], s["us"][f"{scope}_{other}"]
                 q[f"{scope}_vs_{other}_{lab}"] = claims.times_text(claims.ratio(them, kernel), "gpu", t)
                 q[f"{scope}_vs_{other}_verdict_{lab}"] = t(claims.time_verdict(kernel, them, "gpu"))
+                claims.cite(f"{scope}_vs_{other}_verdict_{lab}", (kernel, them), "gpu",
+                            (f"{scope}_vs_{other}_{lab}", f"{scope}_kernel_us_{lab}", f"{scope}_{other}_us_{lab}"))
             for impl in IMPLEMENTATIONS:
                 if lab == tim["host"]["label"]:
                     q[f"{scope}_{impl}_host_us"] = claims.text(tim["host"]["us"][f"{scope}_{impl}"], "host", t) + " µs"
@@ -253,5 +254,4 @@ def write(measurements, out_dir):
     for language in LANGUAGES:  # timing.svg, timing.zh.svg, timing.vi.svg: the plot in the page's words
         suffix = "" if language == "en" else f".{language}"
         timing_svg(res["timing"], out_dir / f"timing{suffix}.svg", Words(language))
-    write_localized(out_dir, "quotes.json", lambda t: json.dumps(
-        quotes(measurements, t), indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    write_quotes(out_dir, lambda t: quotes(measurements, t))

@@ -207,8 +207,8 @@ def test_tables_in_every_language(tmp_path):
     assert ("| 4096×4096 float16 | 前向 | 210 (203–217) | 40 (38–42) | 33.0 (32.0–34.0) | 6.4 倍 · 更快 "
             "| 1.21 倍 · 更快 | 51% |") in zh
     vi = _read(tmp_path / "timing.vi.md")
-    assert ("| 128×257 float32 | lượt xuôi | 31,0 (30,0–32,0) | 6,2 (6,0–6,4) | 6,4 (6,2–6,6) | 4,8× · nhanh hơn "
-            "| 0,97× · ngang nhau | — |") in vi
+    assert ("| 128×257 float32 | lượt xuôi | 31,0 (30,0–32,0) | 6,2 (6,0–6,4) | 6,4 (6,2–6,6) | 4,8 lần · nhanh hơn "
+            "| 0,97 lần · ngang nhau | — |") in vi
     accuracy = _read(tmp_path / "accuracy.md")
     assert "| $y$ | float32 | 1\u00a0×\u00a010⁻⁵ | 0.0001 | 36 | 1.00\u00a0×\u00a010⁻⁶ | 0.100 | 0 |" in accuracy
     assert "| $y$ | float32 | 1\u00a0×\u00a010⁻⁵ | 0,0001 | 36 | 1,00\u00a0×\u00a010⁻⁶ | 0,100 | 0 |" in _read(tmp_path / "accuracy.vi.md")
