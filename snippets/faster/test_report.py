@@ -354,7 +354,7 @@ def test_the_walks_chunks_are_a_sentence_even_where_the_sweep_has_no_walked_widt
 def test_write_renders_every_file_in_every_language(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     names = sorted(p.name for p in tmp_path.iterdir())
-    expected = [f"quotes{lang}.json" for lang in LANGS]
+    expected = ["basis.json"] + [f"quotes{lang}.json" for lang in LANGS]  # basis.json: one, what verdicts rest on
     for stem in ("dw-error", "llama", *(f"{op}-{t}" for op in OPS for t in ("targets", "small", "profile", "sweep",
                                                                              "dtypes", "host", "host-steps", "host-trace",
                                                                              "designs", "between"))):

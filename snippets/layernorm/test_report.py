@@ -130,7 +130,7 @@ def test_write_renders_every_file_in_every_language(tmp_path):
     in_every_language = ("bandwidth{}.svg", "benchmark{}.md", "fixed-cost{}.md", "group-size{}.md", "quotes{}.json",
                          "backward-parts{}.md", "group-sweep{}.md")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        name.format(suffix) for name in in_every_language for suffix in LANGS)
+        ["basis.json"] + [name.format(suffix) for name in in_every_language for suffix in LANGS])
     svg = _read(tmp_path / "bandwidth.svg")
     assert svg.lstrip().startswith("<?xml") and "<dc:date>" not in svg
     assert "<text" in svg and "Synthetic GPU · M = 4096 · float16" in svg  # text stays text
