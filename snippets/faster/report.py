@@ -39,7 +39,7 @@ import matplotlib
 
 from normkit import aligned, claims
 from normkit.bench import figure
-from normkit.tables import write_localized, write_quotes
+from normkit.tables import PLOT_FONT_PT, write_localized, write_quotes
 from normkit.words import ENGLISH, LANGUAGES, Words
 
 matplotlib.use("Agg")
@@ -452,12 +452,12 @@ def sweep_svg(res, op, gpu, copy, path, t=ENGLISH):
     panel above the fwd+bwd one so that the labels stay legible on a phone, the legend under the panels."""
     series = _series(res, op, copy)
     ns = sorted({n for points in series.values() for n, _ in points})
-    ticks = [n for n in ns if n % 2048 == 0 or n == ns[0]]
+    ticks = [n for n in ns if n % 4096 == 0 or n == ns[0]]  # labels that do not overlap at 12 pt
     # text stays text (svg.fonttype none): selectable, and its size can be checked by tests/test_browser.py
-    with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "none", "font.size": 10,
+    with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "none", "font.size": PLOT_FONT_PT,
                          "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK,
                          "xtick.color": INK, "ytick.color": INK}):
-        fig, axes = plt.subplots(2, 1, figsize=(5, 6.6), sharex=True, layout="constrained")
+        fig, axes = plt.subplots(2, 1, figsize=(5, 7.2), sharex=True, layout="constrained")
         for ax, (key, _) in zip(axes, MODES):
             for name, points in series.items():
                 xs, figs = [n for n, _ in points], [f[key] for _, f in points]
@@ -490,9 +490,9 @@ def sweep_svg(res, op, gpu, copy, path, t=ENGLISH):
             ax.grid(True, linewidth=0.4, alpha=0.4, color=INK)
             ax.set_facecolor("none")
         axes[1].set_xlabel("N")
-        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3, frameon=False)
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2, frameon=False)
         total = res["sweep_total"]
-        fig.suptitle(f"{gpu} · M = {_total_text(total)} / N · {res['dtype']}", fontsize=10)
+        fig.suptitle(f"{gpu} · M = {_total_text(total)} / N · {res['dtype']}", fontsize=PLOT_FONT_PT)
         fig.savefig(path, format="svg", metadata={"Date": None}, transparent=True)
         plt.close(fig)
 
@@ -622,8 +622,8 @@ def _sweep_quotes(res, op, p, copy, t, q):
     if fast:
         goal = res["sweep_targets_pct"]
         targets = {"fwd": {n: goal["fwd"] for n in fast}, "fwd_bwd": {n: _sweep_target(res, n) for n in fast}}
-        for key, target in targets.items():
-            q[f"{p}_sweep_{_short(key)}_tally"] = t.tally("sweep", _counts([(fast[n][key], target[n]) for n in fast]))
+        tallies = [t.tally("sweep", _counts([(fast[n][key], target[n]) for n in fast])) for key, target in targets.items()]
+        q[f"{p}_sweep_tallies"] = t.both("sweep", *tallies)
         # N at which another provider is faster than the fast path (fwd+bwd GPU time, ranges apart)
         rows = _sweep_rows(res, op)
         fast_rows = {r["N"]: r for r in rows if r["provider"] == "fast"}
@@ -648,6 +648,7 @@ def _host_quotes(res, op, p, t, q):
     rows = {(r["M"], r["N"], r["provider"]): r for r in res["host_grid"] if r["op"] == op}
     q["host_m_list"] = t.join(str(m) for m in sorted({r["M"] for r in res["host_grid"]}))
     q["host_n_list"] = t.join(str(n) for n in sorted({r["N"] for r in res["host_grid"]}))
+    tallies = []
     for key, _ in MODES:
         k = _short(key)
         q[f"host_{k}_target"] = t.times(res["host_targets"][key], ".1f")
@@ -659,8 +660,10 @@ def _host_quotes(res, op, p, t, q):
                 ratios.append(f["median"] / e["median"])
                 verdicts.append(claims.under(f, e, res["host_targets"][key]))
         if verdicts:
-            q[f"{p}_host_{k}_tally"] = t.tally("host", {v: verdicts.count(v) for v in ("met", "within", "missed")})
+            tallies.append(t.tally("host", {v: verdicts.count(v) for v in ("met", "within", "missed")}))
             q[f"{p}_host_{k}_ratio_span"] = t.span(t.times(min(ratios), ".1f"), t.times(max(ratios), ".1f"))
+    if len(tallies) == len(MODES):
+        q[f"{p}_host_tallies"] = t.both("host", *tallies)
     for trace in (r for r in res["host_trace"] if r["op"] == op):
         for key in ("call_us", "outside_us", "launch_us"):
             q[f"{p}_trace_{key}"] = _us(trace[key], t, "host")
@@ -730,6 +733,7 @@ def quotes(measurements, t=ENGLISH):
          "dtype": res["dtype"], "target_fwd": t.percent(goal["fwd"], ".0f"),
          "target_fwdbwd": t.percent(goal["fwd_bwd"], ".0f"),
          "sweep_n_min": str(min(res["sweep_n"])), "sweep_n_max": str(max(res["sweep_n"])),
+         "sweep_n_multiple": str(math.gcd(*res["sweep_n"])),
          "sweep_n_count": str(len(res["sweep_n"])), "sweep_total": _total_tex(res["sweep_total"]),
          "sweep_target_fwd": t.percent(res["sweep_targets_pct"]["fwd"], ".0f"),
          "sweep_target_fwdbwd": t.percent(res["sweep_targets_pct"]["fwd_bwd"], ".0f"),

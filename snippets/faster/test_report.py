@@ -547,11 +547,11 @@ def test_sweep_quotes_count_targets_from_the_stated_ranges(tmp_path):
     assert q["ln_fast_gpu_fwdbwd_pct_typical"] == "84%"
     assert q["ln_teaching_gpu_fwdbwd_pct_typical"] == "22.0%"
     # fwd against 90 %: 91 (88.3–93.7) within, 93, 95, 96, 94 met (targets take no margin)
-    assert q["ln_sweep_fwd_tally"] == "meets its target at 4 and has it inside its range at 1 of the 5 widths"
     # fwd+bwd against 85 % up to N = 8192 and 75 % above: 80 missed, 86 within, 88 met, 84 (81.5–86.5)
     # within, 78 at 16384 (75.7–80.3) met
-    assert q["ln_sweep_fwdbwd_tally"] == ("meets its target at 2, misses it at 1 and has it inside its range at 2 "
-                                          "of the 5 widths")
+    assert q["ln_sweep_tallies"] == ("forward meets its target at 4 and has it inside its range at 1 of the 5 widths, "
+                                     "and its forward+backward meets its target at 2, misses it at 1 and has it "
+                                     "inside its range at 2 of the 5 widths")
     # torch.compile's fwd+bwd at 2048 (95 %: 342.6–363.8 µs) lies under the fast kernel's (86 %: 378.5–401.9 µs)
     # by 4 %, over the 3 % margin
     assert q["ln_sweep_fwdbwd_behind_sentence"] == ("Another provider is faster forward+backward, by ranges "
@@ -630,7 +630,9 @@ def test_host_table_reads_each_target_from_the_paired_ratio(tmp_path):
     assert "| 1×4096 | 20 · 20 | 1.1× (0.8–1.4) ≈ | 150 · 100 | 1.5× (1.2–1.8) ≈ |" in table, table
     assert "| 8×4096 | 60 · 20 | 3.0× (2.4–3.6) ✗ |" in table, table
     q = json.loads(_read(tmp_path / "quotes.json"))
-    assert q["rms_host_fwd_tally"] == "inside the range at 1 and missed at 1 of the 2 shapes"
+    # forward 1.1x (within) and 3x (missed); forward+backward 1.5x (within) at both
+    assert q["rms_host_tallies"] == ("The forward target is inside the range at 1 and missed at 1 of the 2 shapes, "
+                                     "the forward+backward one inside the range at all 2 shapes")
     assert q["rms_host_fwd_ratio_span"] == "1.1× to 3.0×"
     assert q["host_fwd_target"] == "1.2×" and q["host_m_list"] == "1 and 8"
 

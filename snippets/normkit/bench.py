@@ -14,8 +14,8 @@ measure_all() runs them as separate passes over every task, so a figure's repeti
 apart and its spread sees the drift of a run. A figure is {"median", "low", "high", "runs"}.
 
 A graph replays its call on the same inputs. Where one call's bytes fit in the L2 cache, the graph
-holds `copies` calls on separate copies of the inputs (enough to cover twice the L2), so that no
-call reads what the one before it left in the cache (rotating_copies()).
+holds `copies` calls on separate copies of the inputs (enough to cover twice the L2, and at least
+two), so that no call reads what the one before it left in the cache (rotating_copies()).
 """
 
 import dataclasses
@@ -36,7 +36,7 @@ class Protocol:
     calls_per_sample: int = 5   # replays timed back to back in one sample
     repeats: int = 3            # independent repetitions, in separate passes
     host_calls: int = 200       # synchronized plain calls per repetition of a host cost
-    max_copies: int = 8         # input copies a graph rotates through, at most
+    max_copies: int = 8         # input copies a graph rotates through, at most (MIN_COPIES at least)
 
 
 PROTOCOL = Protocol()
@@ -65,10 +65,17 @@ def median_call_ms(fn, warmup_calls=20, samples=50, calls_per_sample=20):
     return statistics.median(per_call)
 
 
+# At one copy every replay reads the buffers the previous replay left in the L2, however large the
+# call: PyTorch's fp32 RMSNorm forward at 4096x4096 (128 MB against 2 x 50 MB of L2) then moved by 5 %
+# within a process and 8 % between processes, two copies by 2 % (notes/timing.md).
+MIN_COPIES = 2
+
+
 def rotating_copies(bytes_per_call, protocol=PROTOCOL):
-    """How many input copies one graph rotates through: enough to cover twice the L2 cache."""
+    """How many input copies one graph rotates through: enough to cover twice the L2 cache, at least
+    MIN_COPIES, at most protocol.max_copies."""
     l2 = torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size
-    return max(1, min(protocol.max_copies, -(-2 * l2 // max(1, bytes_per_call))))
+    return max(MIN_COPIES, min(protocol.max_copies, -(-2 * l2 // max(1, bytes_per_call))))
 
 
 def gpu_us(make_step, copies=1, protocol=PROTOCOL):

@@ -11,6 +11,10 @@ from pathlib import Path
 from normkit import claims
 from normkit.words import LANGUAGES, Words
 
+# The text size of every plot a report draws (5 in = 360 pt wide): a 390-px phone shows the figure about
+# 358 px wide, so 12 pt comes out at 11.9 px, over the 11 px a label needs there (tests/test_browser.py).
+PLOT_FONT_PT = 12
+
 
 def localized_name(name, language):
     stem, dot, suffix = name.rpartition(".")

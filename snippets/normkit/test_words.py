@@ -166,3 +166,12 @@ def test_a_pair_says_one_verdict_once_and_two_each_at_its_place():
 def test_a_span_of_equal_ends_is_one_value():
     assert Words("en").span("2×", "2×") == "2×"
     assert Words("vi").span("1,8 lần", "2,2 lần") == "từ 1,8 lần đến 2,2 lần"
+
+
+def test_two_tallies_that_agree_are_said_once():
+    same = "meets its target at all 12 widths"
+    assert Words("en").both("sweep", same, same) == "forward meets its target at all 12 widths, and so does its forward+backward"
+    assert Words("en").both("host", "missed at all 12 shapes", "met at all 12 shapes") == (
+        "The forward target is missed at all 12 shapes, the forward+backward one met at all 12 shapes")
+    zh = Words("zh").tally("host", {"missed": 12})
+    assert Words("zh").both("host", zh, zh) == "前向与前向+反向两个目标在全部 12 个形状上都没达到"

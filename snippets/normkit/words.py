@@ -166,6 +166,14 @@ class Words:
         return self("tally_separator").join(clauses[:-1]) + self("tally_and") + clauses[-1] if len(clauses) > 1 \
             else clauses[0]
 
+    def both(self, family, first, second):
+        """Two clauses that say the same thing said once, per case: both_<family>_same ({tally}) where
+        they agree ("forward meets its target at all 12 widths, and so does its forward+backward"), else
+        both_<family>_each ({first}, {second})."""
+        if first == second:
+            return self(f"both_{family}_same").format(tally=first)
+        return self(f"both_{family}_each").format(first=first, second=second)
+
     def span(self, low, high):
         """Two ends of a span of values already formatted, per case: the value once where they agree."""
         return low if low == high else self("span_range").format(low=low, high=high)

@@ -224,7 +224,7 @@ def rms_fast_bwd_kernel(
         x_hat = x.to(tl.float32) * rstd[:, None]
         if GRAD_X:
             g = dyf * w[None, :] if HAS_W else dyf    # gradient reaching x_hat
-            # rounded division, like the forward's mean
+            # correctly rounded: rstd (up to 1/sqrt(eps)) amplifies any ulp
             c = tl.math.div_rn(tl.sum(x_hat * g, axis=1), tl.full([], N, tl.float32))
             dx = (g - x_hat * c[:, None]) * rstd[:, None]
             tl.store(DX + rows64 * N + cols[None, :], dx.to(DX.dtype.element_ty),
