@@ -123,14 +123,14 @@ def test_an_unknown_reader_language_names_the_variable_and_the_languages(monkeyp
 
 
 @pytest.mark.parametrize("counts, expected", [
-    ({"faster": 0, "on_par": 0, "slower": 16}, ("slower at all 16 widths", "全部 16 个宽度都更慢",
+    ({"faster": 0, "on_par": 0, "slower": 16}, ("slower at all 16 widths", "在全部 16 个宽度上都更慢",
                                                 "chậm hơn ở cả 16 độ rộng")),
     ({"faster": 13, "on_par": 3, "slower": 0}, ("faster at 13 and on par at 3 of the 16 widths",
-                                                "16 个宽度中有 13 个更快，3 个持平",
-                                                "nhanh hơn ở 13 và ngang nhau ở 3 trong 16 độ rộng")),
+                                                "在 16 个宽度中，13 个更快，3 个持平",
+                                                "nhanh hơn ở 13 và ngang nhau ở 3 trong số 16 độ rộng")),
     ({"faster": 10, "on_par": 3, "slower": 3}, ("faster at 10, on par at 3 and slower at 3 of the 16 widths",
-                                                "16 个宽度中有 10 个更快，3 个持平，3 个更慢",
-                                                "nhanh hơn ở 10, ngang nhau ở 3 và chậm hơn ở 3 trong 16 độ rộng")),
+                                                "在 16 个宽度中，10 个更快，3 个持平，3 个更慢",
+                                                "nhanh hơn ở 10, ngang nhau ở 3 và chậm hơn ở 3 trong số 16 độ rộng")),
 ])
 def test_a_tally_says_each_case_as_written_never_a_count_of_zero(counts, expected):
     assert tuple(Words(lang).tally("vs_widths", counts) for lang in LANGUAGES) == expected
@@ -156,11 +156,13 @@ def test_a_pair_says_one_verdict_once_and_two_each_at_its_place():
     assert Words("en").pair("best_other", same) == ("The forward alone is on par at both shapes: 97% against "
                                                     "Liger's 99% at 32768×4096 and 96% against QuACK's 97% at 32768×8192.")
     zh = [dict(item, verdict="持平") for item in same]
-    assert Words("zh").pair("best_other", zh) == ("单看前向，两个形状上与最快的其他实现相比，结论都是持平："
+    assert Words("zh").pair("best_other", zh) == ("单看前向，和其余实现里最快的那一个相比，两个形状上都持平："
                                                   "32768×4096 下 97% 对 Liger 的 99%，32768×8192 下 96% 对 QuACK 的 97%。")
+    assert Words("en").pair("best_other", same[:1]) == ("The forward alone is on par at 32768×4096 "
+                                                        "(97% against Liger's 99%).")  # one place: never "both"
     mixed = [{"verdict": "nhanh hơn", "place": "2048"}, {"verdict": "ngang nhau", "place": "4096"}]
-    assert Words("vi").pair("liger", mixed) == ("so với RMSNorm của Liger-Kernel, nhanh hơn ở kích thước 2048 "
-                                                "và ngang nhau ở kích thước 4096")
+    assert Words("vi").pair("liger", mixed) == ("so với RMSNorm của Liger-Kernel, kết luận là nhanh hơn ở kích thước "
+                                                "ẩn 2048 và ngang nhau ở kích thước ẩn 4096")
 
 
 def test_a_span_of_equal_ends_is_one_value():
@@ -174,4 +176,4 @@ def test_two_tallies_that_agree_are_said_once():
     assert Words("en").both("host", "missed at all 12 shapes", "met at all 12 shapes") == (
         "The forward target is missed at all 12 shapes, the forward+backward one met at all 12 shapes")
     zh = Words("zh").tally("host", {"missed": 12})
-    assert Words("zh").both("host", zh, zh) == "前向与前向+反向两个目标在全部 12 个形状上都没达到"
+    assert Words("zh").both("host", zh, zh) == "前向和前向+反向两个目标各自在全部 12 个形状上都没达到"

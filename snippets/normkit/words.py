@@ -154,7 +154,7 @@ class Words:
         pair_<family>_same ({verdict} and {facts}, each item by pair_<family>_fact) where all agree,
         else pair_<family>_each ({parts}, each item by pair_<family>_part)."""
         verdicts = {item["verdict"] for item in items}
-        if len(verdicts) == 1:
+        if len(verdicts) == 1 and len(items) > 1:  # one item is said with its place, never "at both"
             facts = self._clauses(self(f"pair_{family}_fact").format(**item) for item in items)
             return self(f"pair_{family}_same").format(verdict=verdicts.pop(), facts=facts)
         parts = self._clauses(self(f"pair_{family}_part").format(**item) for item in items)
