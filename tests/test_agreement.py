@@ -20,12 +20,9 @@ from normkit import claims
 
 FIGURE = r"(?P<median>[\d.]+) µs \((?P<low>[\d.]+)–(?P<high>[\d.]+)\)"
 # Figures known to disagree, with what was measured; each stays listed only while it still disagrees.
-# PyTorch's fp32 RMSNorm forward at 4096x4096 on the H100 (2026-12-06): 65.5 µs in both builds of the
-# chapter, 70.7 in the notebook in two runs and all three languages. The timing protocol rotates one
-# copy of the inputs there (128 MB a call against 2 x 50 MB of L2), and at one copy that kernel took
-# 65.7-69.0 µs within one process, 65.1-67.0 with two copies (notes/experiments/torch_rms_copies.py,
-# notes/timing.md): the protocol, not the pipeline; the next protocol change takes at least two copies.
-KNOWN = {("rmsnorm", ("4096x4096_fp32", "fwd", "torch"))}
+# (PyTorch's fp32 RMSNorm forward at 4096x4096 disagreed on the H100 while the protocol rotated one copy
+# of the inputs; two copies, normkit.bench.MIN_COPIES, brought the notebook and the chapter together.)
+KNOWN = set()
 # what each notebook prints for one figure, and the key of the chapter's figure it names
 LINES = {
     "layernorm": re.compile(r"^\s*(?P<n>\d+)\s+(?P<mode>forward|backward)\s+(?P<impl>triton|torch)\s+" + FIGURE, re.M),
