@@ -462,7 +462,7 @@ def test_between_table_and_quotes(tmp_path):
     assert q["ln_between_align_n4097"] == "2" and q["ln_between_fast_fwdbwd_pct_n4097"] == "40%"
     # 4097 (40) lies under 4096 (88) and 4352 (86) by far more than the margin; 4104 (87) does not lie
     # under 4096's range
-    assert q["ln_between_below_sentence"] == ("Forward+backward falls below both neighbouring entries, "
+    assert q["ln_between_below_sentence"] == ("Forward+backward falls below both launch-table entries around it, "
                                               "by ranges at least 3% apart, at N = 4097.")
     # QuACK is faster forward+backward at 4104 (95 against 87), but their ranges (from 92.15, up to 89.61)
     # are apart by 2.8 %, under the 3 % margin: a rebuild could turn it, so no width is named
@@ -571,10 +571,10 @@ def test_quotes_in_every_language(tmp_path):
     assert zh["ln_small_fwd_gpu_vs_torch"] == "1.24 倍 (1.16–1.32)" and zh["dw_lock_vs_fast"] == "7.00 倍"
     assert zh["ln_fast_fwd_target_32768x4096"] == "达到" and zh["ln_fast_fwd_vs_best_other_32768x8192"] == "更快"
     # "none" said once: a sentence, not "0 个：无"
-    assert zh["rms_sweep_fwdbwd_behind_sentence"] == "在这些宽度上，没有哪个其他实现的前向 + 反向比它快、且两者范围相隔至少 3%。"
-    assert zh["ln_sweep_fwdbwd_behind_sentence"] == "其他实现的前向 + 反向比它快、且两者范围相隔至少 3% 的宽度有 1 个：2048。"
-    assert vi["ln_between_below_sentence"] == ("Có 1 độ rộng mà lượt xuôi + lượt ngược thấp hơn cả hai mục kề bên, "
-                                               "với khoảng đo cách cả hai ít nhất 3%: 4097.")
+    assert zh["rms_sweep_fwdbwd_behind_sentence"] == "在这些宽度上，没有哪个其他实现的前向+反向比它快、且两者范围相隔至少 3%。"
+    assert zh["ln_sweep_fwdbwd_behind_sentence"] == "其他实现的前向+反向比它快、且两者范围相隔至少 3% 的宽度有 1 个：2048。"
+    assert vi["ln_between_below_sentence"] == ("Có 1 độ rộng mà lượt xuôi + lượt ngược thấp hơn cả hai mục của bảng "
+                                               "cấu hình khởi chạy ở hai bên, với khoảng đo cách cả hai ít nhất 3%: 4097.")
     assert vi["ln_fast_small_fwd_gpu_us"] == "4,2" and vi["ln_small_fwd_gpu_vs_torch"] == "1,24 lần (1,16–1,32)"
     assert vi["ln_teaching_gpu_fwdbwd_pct_typical"] == "22,0%" and vi["ln_partial_mb_32768x4096"] == "6,6"
 
