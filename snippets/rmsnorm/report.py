@@ -202,6 +202,13 @@ def quotes(measurements, t=ENGLISH):
     tim = res["timing"]
     for s in tim["shapes"]:
         lab = s["label"]
+        if s["large"]:
+            # PARTIAL (M x N fp32) is written and read once more than the minimum: the most a kernel
+            # that moves it could reach at the copy bandwidth is min / (min + 2 * PARTIAL)
+            minimum, partial = s["min_bytes"]["fwdbwd"], 2 * 4 * s["m"] * s["n"]
+            q[f"partial_traffic_mb_{lab}"] = t.number(partial / 1e6, ".0f")
+            q[f"fwdbwd_min_mb_{lab}"] = t.number(minimum / 1e6, ".0f")
+            q[f"fwdbwd_partial_ceiling_{lab}"] = t.percent(100 * minimum / (minimum + partial), ".0f")
         for scope, _ in SCOPES:
             for impl in IMPLEMENTATIONS:
                 q[f"{scope}_{impl}_us_{lab}"] = claims.text(s["us"][f"{scope}_{impl}"], "gpu", t) + " µs"

@@ -229,6 +229,10 @@ def test_quotes_are_the_tables_numbers(tmp_path):
     assert q["fwd_torch_pct_copy_4096x4096_fp16"] == "42%"
     assert q["fwd_reference_pct_copy_4096x4096_fp16"] == "8.0%"
     assert "fwd_kernel_pct_copy_128x257_fp32" not in q  # the small shape is launch-bound: no % of copy
+    # PARTIAL at 4096x4096: 4 B a value, written and read: 134 MB beside the 168 MB minimum (5 x 2 B a value),
+    # so 168 / 302 = 56 % of the copy bandwidth is the most a kernel that moves it can reach
+    assert (q["partial_traffic_mb_4096x4096_fp16"], q["fwdbwd_min_mb_4096x4096_fp16"]) == ("134", "168")
+    assert q["fwdbwd_partial_ceiling_4096x4096_fp16"] == "56%" and "partial_traffic_mb_128x257_fp32" not in q
     assert q["fwd_vs_reference_128x257_fp32"] == "4.8×" and q["fwd_vs_reference_verdict_128x257_fp32"] == "faster"
     assert q["fwd_vs_torch_verdict_128x257_fp32"] == "on par"
     assert q["fwdbwd_vs_torch_128x257_fp32"] == "0.80×" and q["fwdbwd_vs_torch_verdict_128x257_fp32"] == "slower"
