@@ -105,7 +105,7 @@ VI_STYLE = {
 ZH_STYLE = {"half-width punctuation beside Chinese": re.compile(r"[\u3400-\u9fff）][,:;](?:\s|$)|[,:;]\s[\u3400-\u9fff（]")}
 # sizes are written as in code, never grouped: a shape (32768×4096), or a width or a list of widths
 SIZE = re.compile(r"\d×\d|^\d+(?:(?:, |、| và | and | 和 )\d+)*$")
-# and a sentence that ends in a list of widths (faster.report.widths_sentence) ends in sizes
+# and a sentence that ends in a list of widths (faster.quotes.widths_sentence) ends in sizes
 WIDTHS_AT_END = re.compile(r"(?:N = |: |：)\d+(?:(?:, |、| và | and | 和 )\d+)*[.。]$")
 UNGROUPED = re.compile(r"(?<![\d\u00a0,.])\d{5,}")
 

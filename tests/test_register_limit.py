@@ -1,7 +1,7 @@
 """The register limits the Going faster pages state come from the launch tables, through quotes.
 
 Where a program's registers run out (the row design stops prefetching the next row; a row gets two
-programs) is read by faster.report.launch_limits from the table the kernels use, and the pages quote
+programs) is read by faster.quotes.launch_limits from the table the kernels use, and the pages quote
 it: the rendered quotes must be what the current tables say, and no page may type the number instead.
 """
 
@@ -15,7 +15,8 @@ from sitecheck import DOCS, LANGUAGES, SNIPPETS
 
 sys.path.insert(0, str(SNIPPETS))
 
-from faster.report import OPS, launch_limits  # noqa: E402
+from faster.quotes import launch_limits  # noqa: E402
+from faster.results import OPS  # noqa: E402
 
 KEYS = ("bwd_prefetch_max_n", "bwd_split_from_n", "bwd_one_program_max_n")
 

@@ -1,4 +1,4 @@
-"""The tuning run's rule for which staged grids fit an SM (faster/tune.py, staged_shared) agrees
+"""The tuning run's rule for which staged grids fit an SM (faster/shared_memory.py, staged_shared) agrees
 with the compiler: a staged backward compiled for sm_90 (no GPU needed, as in test_layouts.py)
 asks for the shared memory that the rule counts, within a few hundred bytes of barriers and
 scratch. The rule once counted STAGES steps where Triton keeps STAGES - 1, and so left out every
@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from faster import tune
-from faster.tune import staged_shared
+from faster.shared_memory import staged_shared
 
 N = 4096
 

@@ -37,6 +37,7 @@ import torch
 import triton
 
 from faster.benchmark import LN_EPS, RMS_EPS, _inputs, _provider_fn
+from faster.shared_memory import SHARED_BYTES, staged_shared
 from normkit.bench import copy_bandwidth_gb_per_s, median_call_ms
 from normkit.tiles import staged_config
 
@@ -112,15 +113,7 @@ def backward_candidates(n, element_size=2):
     return out
 
 
-SHARED_BYTES = 227 * 1024  # an H200 SM's shared memory, all of it for one program at most
 MAX_WARPS_PER_SM = 64
-
-
-def staged_shared(rows, row_cols, stages, element_size):
-    """Shared memory of a staged program: Triton's pipeliner keeps STAGES - 1 steps of
-    x and dy there (the step being computed is in registers): the compiled kernels of
-    tune-18 use 16,440 bytes at N = 1024, fp32, 3 stages, and 24,636 with 4."""
-    return (stages - 1) * rows * row_cols * 2 * element_size
 
 
 def staged_candidates(n, element_size=2):

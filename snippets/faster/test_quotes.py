@@ -1,0 +1,164 @@
+"""faster.quotes: every number and sentence the "Going faster" pages quote, from SYNTHETIC
+measurements (faster.synthetic). The expected strings are worked out by hand in the comments."""
+
+import json
+
+import pytest
+
+from faster import benchmark as speed
+from faster import report
+from faster.quotes import quotes
+from faster.synthetic import COPY, SWEEP_N, fig, read_text, synthetic_measurements, synthetic_run
+from normkit.words import ENGLISH
+
+# the plots keep Chinese text as SVG text, drawn by the browser: matplotlib's font has no CJK glyphs
+pytestmark = pytest.mark.filterwarnings("ignore:Glyph .* missing from font")
+
+
+def test_the_walks_chunks_are_a_sentence_even_where_the_sweep_has_no_walked_width():
+    # the full sweep's odd 16-bit widths 2049 to 16383 take chunks of 1024 to 4096 lanes (N / 4,
+    # clamped); the quick sweep ends at 1024, below the walk's narrowest width (WALK_MIN_COLS)
+    full, quick = (quotes(synthetic_run(plan)) for plan in (speed.FULL, speed.QUICK_PLAN))
+    assert full["walk_chunks"] == "from 1024 to 4096 lanes at the sweep's odd widths"
+    assert quick["walk_chunks"] == ENGLISH("walk_chunks_none")
+
+
+def test_quotes_are_strings_the_pages_can_quote(tmp_path):
+    report.write(synthetic_measurements(), tmp_path)
+    q = json.loads(read_text(tmp_path / "quotes.json"))
+    assert all(isinstance(v, str) for v in q.values())
+    assert q["gpu"] == "Synthetic GPU" and q["sm_count"] == "100" and q["l2_mb"] == "50"
+    # Little's law at 4000 GB/s: 4.0 MB on the way per µs of latency, 4e6 / 100 SMs / 1024 = 39 KiB each
+    assert (q["inflight_mb_per_us"], q["inflight_kib_per_sm_per_us"]) == ("4.0", "39")
+    assert q["copy_gbps"] == "4000 (3920–4080)"
+    assert (q["target_fwd"], q["target_fwdbwd"], q["sweep_total"]) == ("92%", "85%", "2^{27}")
+    assert (q["sweep_n_min"], q["sweep_n_max"], q["sweep_n_count"]) == ("1024", "16384", "5")
+    assert (q["timing_samples"], q["timing_repeats"], q["timing_host_calls"]) == ("20", "3", "200")
+    assert q["floor_gpu"] == "3%" and q["floor_host"] == "60%"
+    # minimum traffic at 32768x4096 bf16: 2*M*N*2 B = 537 MB, 134 µs at 4000 GB/s; fwd+bwd 1342 MB, 336 µs
+    assert q["ln_min_fwd_mb_32768x4096"] == "537" and q["ln_min_fwd_us_32768x4096"] == "134"
+    assert q["ln_min_fwdbwd_mb_32768x4096"] == "1342" and q["ln_min_fwdbwd_us_32768x4096"] == "336"
+    # the targets
+    assert q["ln_fast_fwd_pct_32768x4096"] == "95%" and q["ln_fast_fwdbwd_pct_32768x4096"] == "80%"
+    assert q["ln_fast_fwd_us_32768x4096"] == "141" and q["ln_fast_fwdbwd_us_32768x4096"] == "420"
+    assert q["ln_fast_fwd_target_32768x4096"] == "met" and q["ln_fast_fwdbwd_target_32768x4096"] == "missed"
+    assert q["ln_fast_fwdbwd_target_32768x8192"] == "within the spread"
+    assert q["ln_targets_sentence"] == ("Of the 4 targets, 2 met by the whole range of its figure, 1 missed by "
+                                        "the whole range and 1 inside the range, where this run cannot tell.")
+    # the fastest other provider (lowest median time): torch.compile; at 4096 the ranges overlap, at 8192
+    # the fast kernel's 270–287 µs lies under torch.compile's 325–346
+    assert q["ln_best_other_fwd_32768x4096"] == "torch.compile" and q["ln_best_other_fwd_pct_32768x4096"] == "92%"
+    assert q["ln_best_other_fwdbwd_pct_32768x4096"] == "82%"
+    assert q["ln_fast_fwd_vs_best_other_32768x4096"] == "on par"
+    assert q["ln_fast_fwd_vs_best_other_32768x8192"] == "faster"
+    assert q["ln_fwd_vs_best_other_sentence"] == (
+        "The forward alone is on par at 32768×4096 (95% against torch.compile's 92%) and faster at 32768×8192 "
+        "(96% against torch.compile's 80%).")
+    assert q["rms_best_other_fwdbwd_32768x4096"] == "torch.compile"
+    assert "rms_teaching_fwd_pct_32768x4096" not in q  # refused: nothing to quote
+    # the launch and the partial rows: 200 programs x 4096 x 4 B x (dW, dB) = 6.6 MB, 1.0 % of 1342 MB moved
+    # twice; RMSNorm has dW alone; the teaching RMSNorm's M x N fp32 partial buffer: 537 MB
+    assert q["ln_partial_mb_32768x4096"] == "6.6" and q["ln_partial_share_32768x4096"] == "1.0%"
+    assert q["rms_partial_mb_32768x4096"] == "3.3" and q["rms_teaching_partial_mb_32768x4096"] == "537"
+    assert q["ln_prefetch_32768x4096"] == "PREFETCH=1" and q["ln_bwd_programs_32768x4096"] == "200"
+    # the profile
+    assert q["ln_fast_host_us_32768x4096"] == "900" and q["ln_fast_gpu_us_32768x4096"] == "400"
+    assert q["ln_fast_launches_32768x4096"] == "3"
+    # no "limited by" verdict: the profile's host time is too noisy for one (notes/timing.md)
+    assert not any("_bound_" in key for key in q)
+    # each kernel's time per repetition, summed by name: fwd 99/100/102, bwd 290/295/297, reduce 4.9/5.0/5.1
+    assert q["ln_fast_fwd_kernel_us_32768x4096"] == "100" and q["ln_fast_bwd_kernel_us_32768x4096"] == "295"
+    assert q["ln_fast_reduce_kernel_us_32768x4096"] == "5.0" and q["rms_fast_reduce_kernel_us_32768x8192"] == "10.0"
+    assert q["rms_fast_fwd_kernel_us_32768x8192"] == "200" and q["rms_fast_bwd_kernel_us_32768x8192"] == "570"
+    assert "rms_torch_host_us_32768x8192" not in q  # the profile that failed
+    # the launch-bound shape: GPU time 5.2 / 4.2 = 1.24 (ranges apart), 8.8 / 8.4 = 1.05 (ranges overlap);
+    # host cost 31 / 82 = 0.38: the fast path costs the host more
+    assert q["small_shape"] == "128×257" and q["small_dtype"] == "float32"
+    assert q["ln_fast_small_fwd_gpu_us"] == "4.2" and q["ln_fast_small_fwdbwd_host_us"] == "300"
+    # each with the range its verdict reads: faster where the low end clears 1 by the 3 % margin
+    assert q["ln_small_fwd_gpu_vs_torch"] == "1.24× (1.16–1.32)" and q["ln_small_fwd_gpu_verdict"] == "faster"
+    assert q["ln_small_fwdbwd_gpu_vs_torch"] == "1.05× (0.98–1.12)" and q["ln_small_fwdbwd_gpu_verdict"] == "on par"
+    # host 82 against 31, paired: a ratio of 0.38, its range (the paired one, at least ±20 %) all under 1/1.2
+    assert q["ln_small_fwd_host_vs_torch"] == "0.38× (0.31–0.48)" and q["ln_small_fwd_host_verdict"] == "slower"
+    # dW error
+    assert q["dw_lock_vs_fast"] == "7.00×" and q["dw_lock_buffer_in_input_dtype_rel"] == "2.0\u00a0×\u00a010⁻²"
+    assert q["dw_ref_max"] == "600" and q["dw_lock_group"] == "96"
+    assert q["dw_half_ulp"] == "2"  # bf16 near 600: exponent 9, 8 significant bits
+    # not installed: no figure of it to quote, only the sentence that says so
+    assert [k for k in q if k.startswith(("ln_liger", "rms_liger", "dw_liger"))] == ["ln_liger_sweep_fwd",
+                                                                                     "rms_liger_sweep_fwd"]
+    assert q["ln_liger_sweep_fwd"] == "Liger-Kernel was not installed in this run, so the tables leave it out."
+
+
+def test_sweep_quotes_count_targets_from_the_stated_ranges(tmp_path):
+    report.write(synthetic_measurements(), tmp_path)
+    q = json.loads(read_text(tmp_path / "quotes.json"))
+    assert q["ln_fast_gpu_fwd_pct_n1024"] == "91%" and q["ln_fast_gpu_fwdbwd_pct_n4096"] == "88%"
+    assert q["ln_fast_gpu_lowest_fwd_pct"] == "91%" and q["ln_fast_gpu_lowest_fwdbwd_pct"] == "78%"
+    assert not any("worst" in key for key in q)  # which width is lowest can change between builds
+    # fwd+bwd 80, 86, 88, 84, 78: the median is 84
+    assert q["ln_fast_gpu_fwdbwd_pct_typical"] == "84%"
+    assert q["ln_teaching_gpu_fwdbwd_pct_typical"] == "22.0%"
+    # fwd against 90 %: 91 (88.3–93.7) within, 93, 95, 96, 94 met (targets take no margin)
+    # fwd+bwd against 85 % up to N = 8192 and 75 % above: 80 missed, 86 within, 88 met, 84 (81.5–86.5)
+    # within, 78 at 16384 (75.7–80.3) met
+    assert q["ln_sweep_tallies"] == ("forward meets its target at 4 and has it inside its range at 1 of the 5 widths, "
+                                     "and its forward+backward meets its target at 2, misses it at 1 and has it "
+                                     "inside its range at 2 of the 5 widths")
+    # torch.compile's fwd+bwd at 2048 (95 %: 342.6–363.8 µs) lies under the fast kernel's (86 %: 378.5–401.9 µs)
+    # by 4 %, over the 3 % margin
+    assert q["ln_sweep_fwdbwd_behind_sentence"] == ("Another provider is faster forward+backward, by ranges "
+                                                   "at least 3% apart, at N = 2048.")
+    assert q["rms_sweep_fwdbwd_behind_sentence"] == ENGLISH("sweep_behind_none").format(margin="3%")
+    # the 80 % that misses its 85 % is the fast kernel's fwd+bwd at 1024
+    assert q["ln_sweep_fwdbwd_missed_sentence"] == "The forward+backward target is missed at N = 1024."
+    assert q["ln_compile_gpu_fwdbwd_pct_n2048"] == "95%"
+
+
+def test_quotes_in_every_language(tmp_path):
+    report.write(synthetic_measurements(), tmp_path)
+    en = json.loads(read_text(tmp_path / "quotes.json"))
+    zh = json.loads(read_text(tmp_path / "quotes.zh.json"))
+    vi = json.loads(read_text(tmp_path / "quotes.vi.json"))
+    assert en.keys() == zh.keys() == vi.keys()
+    assert zh["ln_small_fwd_gpu_vs_torch"] == "1.24 倍 (1.16–1.32)" and zh["dw_lock_vs_fast"] == "7.00 倍"
+    assert zh["ln_fast_fwd_target_32768x4096"] == "达到" and zh["ln_fast_fwd_vs_best_other_32768x8192"] == "更快"
+    # "none" said once: a sentence, not "0 个：无"
+    assert zh["rms_sweep_fwdbwd_behind_sentence"] == "在这些宽度上，没有哪个其他实现的前向+反向比它快、且两者范围相隔至少 3%。"
+    assert zh["ln_sweep_fwdbwd_behind_sentence"] == "其他实现的前向+反向比它快、且两者范围相隔至少 3% 的宽度有 1 个：2048。"
+    assert vi["ln_between_below_sentence"] == ("Có 1 độ rộng mà lượt xuôi + lượt ngược thấp hơn cả hai mục của bảng "
+                                               "cấu hình khởi chạy ở hai bên, với khoảng đo cách cả hai ít nhất 3%: 4097.")
+    assert vi["ln_fast_small_fwd_gpu_us"] == "4,2" and vi["ln_small_fwd_gpu_vs_torch"] == "1,24 lần (1,16–1,32)"
+    assert vi["ln_teaching_gpu_fwdbwd_pct_typical"] == "22,0%" and vi["ln_partial_mb_32768x4096"] == "6,6"
+
+
+def test_designs_in_another_dtype_are_rows_and_quotes_of_their_own():
+    m = synthetic_measurements()
+    m["results"]["designs"] += [{"op": "layernorm", "design": d, "N": 16384, "dtype": "float32", "M": 2**26 // 16384,
+                                 "config": [d], "bwd_gpu_us": fig(us, us - 1, us + 1)}
+                                for d, us in (("chunked", 500.0), ("staged", 300.0))]
+    md = report.designs_md(m["results"], "layernorm", COPY, ENGLISH)
+    lines = [line for line in md.splitlines() if line.startswith("| ")]
+    assert lines[-1].startswith("| 16384 · float32 | — |")  # after the run's own dtype, no row design
+    # fp32: 4 bytes an element, at half the rows
+    staged_pct = 100 * 3 * (2**26 // 16384) * 16384 * 4 / 300e3 / COPY
+    q = quotes(m, ENGLISH)
+    assert q["ln_design_staged_bwd_pct_n16384_fp32"] == f"{staged_pct:.0f}%"
+    assert q["ln_design_staged_vs_chunked_n16384_fp32"] == ENGLISH("faster")
+    assert q["design_n_list"] == "2304 and 4352"  # the run's own dtype only
+
+
+def test_a_provider_package_forward_over_the_sweep_is_one_sentence_present_or_not(tmp_path):
+    m = synthetic_measurements()
+    sweep = m["results"]["sweep"]["layernorm"]
+    sweep += [{**r, "provider": "quack"} for r in sweep if r["provider"] == "fast"]
+    q = quotes(m, ENGLISH)
+    fast = [q[f"ln_fast_gpu_fwd_pct_n{n}"] for n in SWEEP_N]
+    low, high = min(fast, key=lambda p: float(p.rstrip("%"))), max(fast, key=lambda p: float(p.rstrip("%")))
+    assert q["ln_quack_sweep_fwd"] == f"Over the sweep, QuACK's forward runs at {low} to {high} of the copy bandwidth in this run."
+    # the run without the package says so, in a sentence of the page's language
+    assert q["rms_quack_sweep_fwd"] == "QuACK was not installed in this run, so the tables leave it out."
+    report.write(m, tmp_path)
+    zh = json.loads(read_text(tmp_path / "quotes.zh.json"))
+    assert zh["rms_liger_sweep_fwd"] == "本次运行没有安装 Liger-Kernel，所以表中没有它。"
+    assert zh["ln_quack_sweep_fwd"].startswith("在本次运行的宽度扫描中，QuACK 的前向速度介于拷贝带宽的 ")
