@@ -13,6 +13,7 @@ or ±2 % (copy bandwidth), and its digits are the ones that range supports (norm
 import torch
 
 from faster import benchmark as speed
+from faster import llama, probes, providers
 
 
 OPS = ("layernorm", "rmsnorm")
@@ -319,27 +320,27 @@ def _run_figure(key):
         return {"error": REFUSED}
     if kind == "host":
         return _spread(RUN_HOST_US[name] * (3 if pass_ == "fwd_bwd" else 1))
-    n_bytes = speed.bytes_moved(pass_, m, n, getattr(torch, dtype))
+    n_bytes = providers.bytes_moved(pass_, m, n, getattr(torch, dtype))
     return _spread(n_bytes / (RUN_PCT[name] / 100 * COPY * 1e3))
 
 
 def _run_profile(op, m, n, provider):
-    """SYNTHETIC profiler repetitions of one call, through faster.benchmark.profile_record."""
+    """SYNTHETIC profiler repetitions of one call, through faster.probes.profile_record."""
     prefix = OPS_PREFIX[op]
     kernels = {f"{prefix}_fast_fwd_kernel": (100.0, 1), f"{prefix}_fast_bwd_kernel": (300.0, 1),
                "sum_partials_kernel": (5.0, 1)} if provider == "fast" else {"void at::native::vectorized_norm": (600.0, 3)}
     runs = [{"host_us": 900.0 + i, "kernels": {k: (us + i, c) for k, (us, c) in kernels.items()}} for i in range(3)]
-    return speed.profile_record(op, m, n, torch.bfloat16, provider, runs)
+    return probes.profile_record(op, m, n, torch.bfloat16, provider, runs)
 
 
 def _run_trace(op):
-    """SYNTHETIC trace repetitions of one call (call_spans' records), through faster.benchmark.trace_record."""
+    """SYNTHETIC trace repetitions of one call (call_spans' records), through faster.probes.trace_record."""
     def one(i):
         spans = [{"name": "Forward", "thread": 0, "depth": 0, "start_us": 10.0 + i, "us": 40.0, "count": 1},
                  {"name": "cuLaunchKernelEx", "thread": 0, "depth": 1, "start_us": 30.0, "us": 8.0 + i, "count": 2},
                  {"name": "Backward", "thread": 1, "depth": 0, "start_us": 60.0, "us": 50.0 + i, "count": 1}]
         return {"call_us": 200.0 + i, "outside_us": 100.0 + i, "launch_us": 20.0, "launches": 3, "spans": spans}
-    return speed.trace_record(op, speed.STEPS_SHAPE, torch.bfloat16, "fast", [one(i) for i in range(3)])
+    return probes.trace_record(op, probes.STEPS_SHAPE, torch.bfloat16, "fast", [one(i) for i in range(3)])
 
 
 def synthetic_run(plan):
@@ -354,10 +355,10 @@ def synthetic_run(plan):
         host_grid={key: _run_figure(key) for key in speed.host_grid_keys(plan)},
         steps={key: _spread(10.0) for key in speed.host_step_keys()},
         traces=[_run_trace(op) for op in OPS],
-        llama={key: _spread(10000.0) for key in speed.llama_keys(plan.llama_shapes)},
-        agreement=[speed.agreement_record(provider, hidden, 10.5, 10.5, 1e-3)
-                   for provider, hidden in speed.llama_keys(plan.llama_shapes)],
-        dw=speed.dw_record(*plan.dw_shape, torch.bfloat16, {name: error for name in speed.DW_PROVIDERS},
+        llama={key: _spread(10000.0) for key in llama.llama_keys(plan.llama_shapes)},
+        agreement=[llama.agreement_record(provider, hidden, 10.5, 10.5, 1e-3)
+                   for provider, hidden in llama.llama_keys(plan.llama_shapes)],
+        dw=probes.dw_record(*plan.dw_shape, torch.bfloat16, {name: error for name in probes.DW_PROVIDERS},
                            {**error, "max_abs": 14.0}, 96),
         profiles=[_run_profile(op, m, n, provider) for op, m, n, provider in speed.profile_points(plan)],
         seconds={"total": 0.0, "slowest_tasks": []})

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from faster import benchmark as speed
+from faster import providers
 from faster import report
 from faster.quotes import quotes
 from faster.results import _total_text
@@ -186,8 +187,8 @@ def test_quick_measure_renders(tmp_path):
     json.dumps(results)
     assert results["protocol"] == bench.protocol_record(bench.QUICK)
     # the quick run skips torch.compile; a provider that is missing still has its (error) row
-    assert {r["provider"] for r in results["targets"]["layernorm"]} == set(speed.PROVIDERS) - {"compile"}
-    for op in speed.OPS:
+    assert {r["provider"] for r in results["targets"]["layernorm"]} == set(providers.PROVIDERS) - {"compile"}
+    for op in providers.OPS:
         for r in results["targets"][op] + results["sweep"][op]:
             if "error" not in r:
                 for key in ("fwd_gpu_us", "fwd_bwd_gpu_us"):

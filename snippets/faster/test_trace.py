@@ -1,11 +1,11 @@
-"""faster.benchmark.call_spans takes a profiler's events apart call by call (the host's share on the
+"""faster.probes.call_spans takes a profiler's events apart call by call (the host's share on the
 Going faster pages). Profiled here on the CPU: a marked call of a Python autograd Function whose
 forward allocates three times, and whose backward runs inside the call too."""
 
 import pytest
 import torch
 
-from faster.benchmark import TRACE_MARK, call_spans
+from faster.probes import TRACE_MARK, call_spans
 
 
 class _Scale(torch.autograd.Function):
@@ -54,6 +54,6 @@ def test_adjacent_spans_of_one_name_are_merged():
 
 
 def test_uncovered_time_counts_overlaps_once():
-    from faster.benchmark import _uncovered
+    from faster.probes import _uncovered
     assert _uncovered(10.0, [(1, 3), (2, 5), (7, 8), (9, 12)]) == pytest.approx(10 - 4 - 1 - 1)
     assert _uncovered(5.0, []) == 5.0
