@@ -175,7 +175,7 @@ def test_a_verdict_that_changes_is_reported(committed_layernorm):
     lines, failed = compare_builds.compare_data_set("layernorm", committed_layernorm, b, quotes=layernorm_verdicts)
     assert failed
     assert f"    verdict {key}: {before[key]!r} in A, 'faster' in B" in lines
-    assert f"    verdict bwd_faster_count: {before['bwd_faster_count']!r} in A, " in "\n".join(lines)
+    assert f"    verdict bwd_vs_torch_tally: {before['bwd_vs_torch_tally']!r} in A, " in "\n".join(lines)
     assert sum(line.startswith(f"    results/rows/mode=backward/provider=triton/N={n}/") for line in lines) == 2
 
 
