@@ -18,7 +18,7 @@ from pathlib import Path
 import matplotlib
 
 from normkit import claims
-from normkit.tables import write_localized
+from normkit.tables import PLOT_FONT_PT, write_localized
 from normkit.words import LANGUAGES, Words
 
 matplotlib.use("Agg")
@@ -72,7 +72,7 @@ def bandwidth_plot(measurements, path, t):
     bands = [claims.stated(fig, "gpu") for fig in figures]
     copy = provenance["copy"]["median"]
     # labels stay text (svg.fonttype none): a reader selects them, the browser tests measure them
-    with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "normkernels", "font.size": 10}):
+    with plt.rc_context({"svg.fonttype": "none", "svg.hashsalt": "normkernels", "font.size": PLOT_FONT_PT}):
         fig, ax = plt.subplots(figsize=(4.8, 3.4), layout="constrained")
         ax.fill_between(ns, [low for low, _ in bands], [high for _, high in bands], color="#3f51b5",
                         alpha=0.2, linewidth=0)
@@ -87,7 +87,7 @@ def bandwidth_plot(measurements, path, t):
         ax.yaxis.set_major_formatter(lambda value, _: t.number(value, "g"))
         ax.grid(True, linewidth=0.4, alpha=0.5)
         ax.legend(loc="lower right", frameon=False)
-        ax.set_title(f"{provenance['gpu']} · M = {results['M']} · {results['dtype']}", fontsize=10)
+        ax.set_title(f"{provenance['gpu']} · M = {results['M']} · {results['dtype']}", fontsize=PLOT_FONT_PT)
         fig.savefig(path, format="svg", metadata={"Date": None}, transparent=True)
         plt.close(fig)
 
