@@ -118,49 +118,31 @@ def _teaching(name, dtype):
 
 
 def _fast(op, step, design, n, dtype):
-    """A fast kernel, its signature, constants and warps, as forward_rows / backward_rows build
-    them from forward_config / backward_config (weight and bias present, every gradient asked)."""
+    """A fast kernel, its signature, constants and warps, as the plans of normkit/fastop.py build
+    them from forward_config / backward_config (every parameter present, every gradient asked)."""
     import importlib
 
-    from normkit import aligned
+    from normkit import fastop
 
     fast = importlib.import_module(f"{op}.fast")
-    ln = op == "layernorm"
     es, p, f = ELEMENT_SIZE[dtype], f"*{dtype}", "*fp32"
-    params = dict(HAS_W=True, HAS_B=True) if ln else dict(HAS_W=True)
     if step == "sum":
-        return (fast.sum_partials_kernel, dict(Part=f, Out=p, P="i32", N="i32"),
+        return (fastop.sum_partials_kernel, dict(Part=f, Out=p, P="i32", N="i32"),
                 dict(BLOCK_P=32, BLOCK_N=64 if n > 2048 else 32), 4)
     config = (fast.forward_config if step == "fwd" else fast.backward_config)(n, es)
-    kind, block, rows, warps = config[:4]
-    assert kind == design, f"{op} {step} at N={n} in {dtype}: the launch code picks {config}, not {design}"
-    prefix = "ln" if ln else "rms"
-    stats = "Stats" if ln else "Rstd"
+    assert config[0] == design, f"{op} {step} at N={n} in {dtype}: the launch code picks {config}, not {design}"
+    every = (True,) * len(fast.OP.PARAMS)
     if step == "fwd":
-        kernel = getattr(fast, f"{prefix}_fast_fwd{'' if kind == 'row' else '_' + kind}_kernel")
-        v = aligned.vector(es)
-        if kind == "aligned":
-            tables = dict(W_AT=p, B_AT=p) if ln else dict(W_AT=p)
-            signature = dict(X=p, Y=p, **tables, W=p, **(dict(B=p) if ln else {}), **{stats: f}, M="i32", eps="fp32")
-            if ln:
-                constants = dict(N=n, CHUNK=block, LANES=aligned.walk_lanes(n, block), V=v,
-                                 EDGES=max(2 * v, 32 * warps), **params)
-            else:
-                constants = dict(N=n, LANES=block, V=v, ROWS=rows, **params)
-        else:
-            signature = dict(X=p, Y=p, W=p, **(dict(B=p) if ln else {}), **{stats: f}, M="i32", eps="fp32")
-            constants = dict(N=n, STRIDE=n, **fast.forward_blocks(config, n), ROWS=rows, **params)
-        return kernel, signature, constants, warps
-    kernel = getattr(fast, f"{prefix}_fast_bwd{'' if kind == 'row' else '_' + kind}_kernel")
-    signature = dict(X=p, DY=p, DX=p, W=p, **{stats: f}, Part=f, M="i32", rows_per_program="i32")
-    if kind == "row":
-        design_constants = dict(BLOCK_N=block, PREFETCH=config[5])
-    elif kind == "staged":
-        design_constants = dict(SPLIT=config[5], TILE=block, REST=config[7], STAGES=config[6], EARLY=config[8])
+        plan = fast.OP.launch_of(config, 1, n, es, n, every, True)
     else:
-        design_constants = dict(CHUNK=block)
-    grads = dict(GRAD_X=True, GRAD_W=True, **(dict(GRAD_B=True) if ln else {}))
-    constants = dict(N=n, STRIDE_X=n, STRIDE_DY=n, **design_constants, ROWS=rows, HAS_W=True, **grads)
+        plan = fast.OP.backward_launch(config, 1, n, (n, n), True, (True, *every), 1)
+    kernel = plan.launcher.kernel
+    constants = dict(plan.meta)
+    warps = constants.pop("num_warps")
+    # the arguments before the constants: pointers to rows and parameters, fp32 statistics and
+    # partial sums, and the ints and eps
+    kinds = dict(Stats=f, Rstd=f, Part=f, M="i32", rows_per_program="i32", eps="fp32")
+    signature = {name: kinds.get(name, p) for name in kernel.arg_names if name not in constants}
     return kernel, signature, constants, warps
 
 

@@ -30,7 +30,7 @@ from faster.llama import LLAMA, LLAMA_SHAPES, MODEL_PROTOCOL, llama_tasks
 from faster.probes import HOST_STEPS, STEPS_SHAPE, all_host_step_tasks, dw_error, host_trace, profile
 from faster.providers import (DTYPES, LN_EPS, OPS, PASSES, PROVIDERS, RMS_EPS, _dtype_name, _fast_module,
                               _inputs, bytes_moved, figure_keys, gpu_tasks, host_tasks, package_versions)
-from normkit import bench
+from normkit import bench, fastop
 
 TARGET_SHAPES = ((32768, 4096), (32768, 8192))
 
@@ -58,7 +58,7 @@ def design_tasks(op, n, dtype, protocol, total):
     M = sweep_m(n, total, dtype)
     tasks = {}
     for design, entry in designs_at(op, n, dtype).items():
-        def make(config=fast.backward_entry_config(entry, n)):
+        def make(config=fastop.backward_entry_config(entry, n)):
             x, w, b, dy, _ = _inputs(op, M, n, dtype, grad=False)
             if op == "layernorm":
                 stats = fast.forward_rows(x, w, b, LN_EPS)[1]
@@ -140,7 +140,7 @@ def fast_launch(op, M, N, sms, dtype=torch.bfloat16):
     staged = bwd[0] == "staged"
     split = bwd[5] if staged else 1  # programs that share a row
     # as backward_rows computes it: groups of `split` programs, one partial row each
-    groups, rows_per_program = fast.backward_grid(M, bwd[2], max(1, sms * bwd[4] // split))
+    groups, rows_per_program = fastop.backward_grid(M, bwd[2], max(1, sms * bwd[4] // split))
     return {"op": op, "M": M, "N": N, "fwd_design": fwd[0], "fwd_block": fwd[1], "fwd_rows": fwd[2],
             "fwd_warps": fwd[3], "fwd_programs": -(-M // fwd[2]), "bwd_design": bwd[0], "bwd_block": bwd[1],
             "bwd_rows": bwd[2], "bwd_warps": bwd[3], "programs_per_sm": bwd[4],

@@ -39,37 +39,23 @@ def _fast_calls(op, M, N, dtype):
     fast = _fast_module(op)
     x, w, b, dy, params = _inputs(op, M, N, dtype, grad=True)
     xd, wd, bd = (t.detach() for t in (x, w, b))
-    elt = xd.element_size()
-    config = fast.forward_config(N, elt)
-    kind, _, rows, num_warps = config[:4]
-    meta = {"N": N, "STRIDE": N, **fast.forward_blocks(config, N), "ROWS": rows,
-            "HAS_W": True, "num_warps": num_warps}
-    launcher = fast.fwd_row if kind == "row" else fast.fwd_chunked
+    # the launch step alone: the plan a no-grad call of this shape runs, as forward_rows launches it
+    weights = (wd, bd) if op == "layernorm" else (wd,)
+    plan = fast.OP.forward_plan(xd, weights, save=False)
+    eps = LN_EPS if op == "layernorm" else RMS_EPS
     y = torch.empty_like(xd)
     fn, torch_fn = _provider_fn(op, "fast"), _provider_fn(op, "torch")
-    if op == "layernorm":
-        saved = torch.empty((2, M), device="cuda")
-        checks = lambda: fast.check_inputs(xd, (N,), wd, bd, LN_EPS)  # noqa: E731
-        allocate = lambda: (xd.new_empty((M, N)), torch.empty((2, M), device="cuda"))  # noqa: E731
-        launch = lambda: launcher[(-(-M // rows),)](xd, y, wd, bd, saved, M, LN_EPS, HAS_B=True, **meta)  # noqa: E731
-        forward_rows = lambda: fast.forward_rows(xd, wd, bd, LN_EPS)  # noqa: E731
-        saved = forward_rows()[1]
-        backward_rows = lambda: fast.backward_rows(dy, xd, wd, saved)  # noqa: E731
-    else:
-        saved = torch.empty(M, device="cuda")
-        checks = lambda: fast.check_inputs(xd, (N,), wd, RMS_EPS)  # noqa: E731
-        allocate = lambda: (xd.new_empty((M, N)), torch.empty(M, device="cuda"))  # noqa: E731
-        launch = lambda: launcher[(-(-M // rows),)](xd, y, wd, saved, M, RMS_EPS, **meta)  # noqa: E731
-        forward_rows = lambda: fast.forward_rows(xd, wd, RMS_EPS)  # noqa: E731
-        saved = forward_rows()[1]
-        backward_rows = lambda: fast.backward_rows(dy, xd, wd, saved)  # noqa: E731
+    checks = lambda: fast.check_inputs(xd, (N,), *weights, eps)  # noqa: E731
+    forward_rows = lambda: fast.forward_rows(xd, *weights, eps, save=False)  # noqa: E731
+    saved = fast.forward_rows(xd, *weights, eps)[1]
+    backward_rows = lambda: fast.backward_rows(dy, xd, wd, saved)  # noqa: E731
     xi = torch.randn(M, N, device="cuda", requires_grad=True)
     return {
         "synchronize": lambda: None,  # every figure includes one synchronization: this is it alone
         "checks": checks,
         "views": lambda: (dropin.rows_view(xd, 1), dropin.flat(wd), dropin.path(xd, wd)),
-        "allocate": allocate,
-        "launch": launch,
+        "allocate": lambda: xd.new_empty((M, N)),  # the output: a no-grad call keeps no statistics
+        "launch": lambda: plan.launcher.launch(plan.grid, (xd, y, *weights, xd, M, eps), plan.meta),
         "forward_rows": forward_rows,
         "call": lambda: fn(xd, wd, bd),
         "torch_call": lambda: torch_fn(xd, wd, bd),

@@ -39,6 +39,8 @@ import triton
 from faster.candidates import backward_candidates, forward_candidates
 from faster.providers import LN_EPS, RMS_EPS, _inputs, _provider_fn
 from normkit.bench import copy_bandwidth_gb_per_s, median_call_ms
+from normkit.fastop import backward_entry_config
+from normkit.tiles import forward_entry_config
 
 OPS = ("layernorm", "rmsnorm")
 TOTAL = 2**27  # elements per tensor at every N: 256 MiB in bf16
@@ -140,7 +142,7 @@ def at_width(op, kind, config, n):
     program's share of N is a power of two, one tile and two are the same candidate and the
     entry says one (table_entry_of)."""
     fast = fast_module(op)
-    entry_config = fast.forward_entry_config if kind == "fwd" else fast.backward_entry_config
+    entry_config = forward_entry_config if kind == "fwd" else backward_entry_config
     return tuple(entry_config(table_entry_of(config), n))
 
 
@@ -506,8 +508,7 @@ def main(argv=None):
         path = out / f"{op}-{fast.TUNED[elt].name}"  # the name fast.py reads, with the op in front
         path.write_text(table_json(report["device"], table, a.dtype, a.step), encoding="utf-8")
         fast.TUNED[elt] = path
-        for f in (fast.tuned_table, fast.forward_config, fast.backward_config):
-            f.cache_clear()
+        fast.OP.reload()
     if a.tables_only:
         save()
         return

@@ -31,6 +31,20 @@ def load_weight(W, cols, ok, HAS_W: tl.constexpr):
 
 
 @triton.jit
+def share_columns(share, W, N: tl.constexpr, WIDTH: tl.constexpr, TILE: tl.constexpr,
+                  REST: tl.constexpr, HAS_W: tl.constexpr):
+    """A share's columns, held as a TILE and a REST tile: each one's columns, mask and
+    weight (without a REST tile, the second three repeat the first, unused)."""
+    cols_a, ok_a = share_tile(share, 0, TILE, WIDTH, N)
+    w_a = load_weight(W, cols_a, ok_a, HAS_W)
+    if REST > 0:
+        cols_b, ok_b = share_tile(share, TILE, REST, WIDTH, N)
+        return cols_a, ok_a, w_a, cols_b, ok_b, load_weight(W, cols_b, ok_b, HAS_W)
+    else:
+        return cols_a, ok_a, w_a, cols_a, ok_a, w_a
+
+
+@triton.jit
 def _add_pair(a1, b1, a2, b2):
     return a1 + a2, b1 + b2
 
@@ -64,6 +78,104 @@ def per_row(v, ROWS: tl.constexpr):
     else:
         return v[:, None]
 # --8<-- [end:tiles]
+
+
+# --8<-- [start:steps]
+@triton.jit
+def row_block(X, M, N: tl.constexpr, STRIDE: tl.constexpr, BLOCK_N: tl.constexpr,
+              ROWS: tl.constexpr):
+    """A forward program's ROWS rows, whole, in fp32: the rows, which are below M, the
+    columns, which are in the row, the (ROWS, BLOCK_N) mask, the rows as int64 offsets (M * N
+    may pass 2**31), and x."""
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK_N)
+    mask = (rows < M)[:, None] & (cols < N)[None, :]
+    rows64 = rows.to(tl.int64)[:, None]
+    x = tl.load(X + rows64 * STRIDE + cols[None, :], mask=mask, other=0.0)
+    return rows, rows < M, cols, cols < N, mask, rows64, x.to(tl.float32)
+
+
+@triton.jit
+def block_of_rows(block, rows_per_program, M):
+    """The contiguous block of rows a program (or a group of programs) owns: [first, end)."""
+    first = block * rows_per_program
+    return first, tl.minimum(first + rows_per_program, M)
+
+
+@triton.jit
+def step_rows(start, end, col_ok, ROWS: tl.constexpr):
+    """A step's rows [start, start + ROWS) of a block ending at end: the rows, which of them
+    are in the block, the (ROWS, columns) mask, and the rows as int64 offsets (a column)."""
+    rows = start + tl.arange(0, ROWS)
+    row_ok = rows < end
+    return rows, row_ok, row_ok[:, None] & col_ok[None, :], rows.to(tl.int64)[:, None]
+
+
+@triton.jit
+def load_rows(X, DY, start, end, cols, col_ok, STRIDE_X: tl.constexpr,
+              STRIDE_DY: tl.constexpr, ROWS: tl.constexpr, EVICT: tl.constexpr):
+    """x and dy of the rows [start, start + ROWS) below end, at cols, as stored."""
+    _, _, mask, rows64 = step_rows(start, end, col_ok, ROWS)
+    x = tl.load(X + rows64 * STRIDE_X + cols[None, :], mask=mask, other=0.0,
+                eviction_policy=EVICT)
+    dy = tl.load(DY + rows64 * STRIDE_DY + cols[None, :], mask=mask, other=0.0,
+                 eviction_policy=EVICT)
+    return x, dy
+
+
+@triton.jit
+def row_columns(W, N: tl.constexpr, BLOCK_N: tl.constexpr, HAS_W: tl.constexpr):
+    """A whole row's columns, which are in the row, and the weight there (ones without one)."""
+    cols = tl.arange(0, BLOCK_N)
+    return cols, cols < N, load_weight(W, cols, cols < N, HAS_W)
+
+
+@triton.jit
+def first_loads(X, DY, first, end, cols, col_ok, STRIDE_X: tl.constexpr,
+                STRIDE_DY: tl.constexpr, ROWS: tl.constexpr, PREFETCH: tl.constexpr):
+    """Where the row loop starts, and the first step's x and dy when it prefetches (else
+    zeros that step_loads replaces before anything reads them)."""
+    if PREFETCH:
+        x, dy = load_rows(X, DY, first, end, cols, col_ok, STRIDE_X, STRIDE_DY, ROWS, "")
+        return first, x, dy
+    else:
+        zeros = tl.zeros([ROWS, cols.shape[0]], X.dtype.element_ty)
+        return first, zeros, zeros.to(DY.dtype.element_ty)
+
+
+@triton.jit
+def step_loads(X, DY, x, dy, start, end, cols, col_ok, STRIDE_X: tl.constexpr,
+               STRIDE_DY: tl.constexpr, ROWS: tl.constexpr, PREFETCH: tl.constexpr):
+    """A step of the row loop: step_rows, this step's x and dy, and the next step's. With
+    PREFETCH this step's came with the step before (x, dy) and the next step's loads go out
+    now, to arrive while this step computes; without, this step loads its own and the next
+    step's are the same."""
+    rows, row_ok, mask, rows64 = step_rows(start, end, col_ok, ROWS)
+    if PREFETCH:
+        x_next, dy_next = load_rows(X, DY, start + ROWS, end, cols, col_ok, STRIDE_X,
+                                    STRIDE_DY, ROWS, "")
+        return rows, row_ok, mask, rows64, x, dy, x_next, dy_next
+    else:
+        x, dy = load_rows(X, DY, start, end, cols, col_ok, STRIDE_X, STRIDE_DY, ROWS, "")
+        return rows, row_ok, mask, rows64, x, dy, x, dy
+
+
+@triton.jit
+def times_weight(g, W, cols, col_ok, HAS_W: tl.constexpr):
+    """g times the weight at cols, kept in L2 (every row reads it); g without a weight."""
+    if HAS_W:
+        g *= tl.load(W + cols, mask=col_ok, other=0.0,
+                     eviction_policy="evict_last").to(tl.float32)[None, :]
+    return g
+
+
+@triton.jit
+def add_to_running(PART, cols, col_ok, old, value):
+    """PART[cols] += value, a program's running sum in its own row of PART: where old is
+    false (the first step) it writes instead of adding."""
+    total = tl.load(PART + cols, mask=old, other=0.0, eviction_policy="evict_last") + value
+    tl.store(PART + cols, total, mask=col_ok)
+# --8<-- [end:steps]
 
 
 def two_tiles(width, rows, num_warps):

@@ -178,4 +178,4 @@ def test_operators_and_their_fakes_agree(x_dtype, with_weight, needs):
     x, w = x.detach(), None if w is None else w.detach()
     _, rstd = fast.rms_norm_fwd(x, w, 1e-6)
     dy = tensor(4, N, grad=False).to(x_dtype)
-    torch.library.opcheck(fast.rms_norm_bwd, (dy, x, w, rstd, needs))
+    torch.library.opcheck(fast.rms_norm_bwd, (dy, x, w, rstd, needs, torch.float32))
