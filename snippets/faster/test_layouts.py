@@ -70,16 +70,16 @@ def test_two_tiles_keep_their_own_layouts(op):
 
 ROW_FORWARDS = {"layernorm": ("layernorm.fast", "ln_fast_fwd_kernel",
                               {"X": "*bf16", "Y": "*bf16", "W": "*bf16", "B": "*bf16", "Stats": "*fp32"},
-                              {"HAS_W": True, "HAS_B": True}),
+                              {"HAS_W": True, "HAS_B": True, "SAVE_STATS": True}),
                 "rmsnorm": ("rmsnorm.fast", "rms_fast_fwd_kernel",
-                            {"X": "*bf16", "Y": "*bf16", "W": "*bf16", "Rstd": "*fp32"}, {"HAS_W": True})}
+                            {"X": "*bf16", "Y": "*bf16", "W": "*bf16", "Rstd": "*fp32"}, {"HAS_W": True, "SAVE_STATS": True})}
 # RMSNorm holds a row's window whole, LayerNorm walks it (normkit.aligned: window_config, walk_config)
 ALIGNED_FORWARDS = {"layernorm": ("layernorm.fast", "ln_fast_fwd_aligned_kernel",
                                   {"X": "*bf16", "Y": "*bf16", "W_AT": "*bf16", "B_AT": "*bf16", "W": "*bf16",
-                                   "B": "*bf16", "Stats": "*fp32"}, {"HAS_W": True, "HAS_B": True}),
+                                   "B": "*bf16", "Stats": "*fp32"}, {"HAS_W": True, "HAS_B": True, "SAVE_STATS": True}),
                     "rmsnorm": ("rmsnorm.fast", "rms_fast_fwd_aligned_kernel",
                                 {"X": "*bf16", "Y": "*bf16", "W_AT": "*bf16", "W": "*bf16", "Rstd": "*fp32"},
-                                {"HAS_W": True})}
+                                {"HAS_W": True, "SAVE_STATS": True})}
 
 
 def aligned_constants(op, n, num_warps):
