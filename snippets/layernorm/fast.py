@@ -1,6 +1,7 @@
-"""A fast LayerNorm for Hopper: the chapter's "Going faster" kernels. The forward kernels and
-what is LayerNorm's own are here, the backward kernels in fast_backward.py, and the host side
-both fast ops share (plans, launches, autograd and operators) in normkit/fastop.py.
+"""A fast LayerNorm for Hopper: the chapter's "Going faster" kernels. The forward
+kernels and what is LayerNorm's own are here, the backward kernels in fast_backward.py,
+and the host side both fast ops share (plans, launches, autograd and operators) in
+normkit/fastop.py.
 
 What changes against the teaching kernel (layernorm/ops.py):
 
@@ -17,25 +18,26 @@ What changes against the teaching kernel (layernorm/ops.py):
   computed.
 
 - compile per width: N is a compile-time constant, so each width gets its own compiled
-  kernels, as torch.compile does for a static shape; the masks and index arithmetic fold,
-  and the chunk loops get constant bounds.
+  kernels, as torch.compile does for a static shape; the masks and index arithmetic
+  fold, and the chunk loops get constant bounds.
 
 - launch: each kernel's launch configuration comes from a table a tuning run on an H200
-  wrote for every width (snippets/faster/tune.py), worked out once per call shape, and the
-  compiled kernels are launched directly (normkit.direct_launch), skipping the JIT's
+  wrote for every width (snippets/faster/tune.py), worked out once per call shape, and
+  the compiled kernels are launched directly (normkit.direct_launch), skipping the JIT's
   per-call argument binding.
 
-A drop-in for F.layer_norm: what it accepts, layer_norm_fast accepts, with the same result
-dtypes. Any normalized_shape of trailing dimensions, any leading dimensions, empty batches,
-weight and bias of None, fp32 parameters with fp16/bf16 input; rows wider than the tuned
-range take the chunked design; rows a constant stride apart (a slice of wider rows) are read
-in place. float64, and tensors on a device the kernels do not run on, are computed by
-F.layer_norm itself. What PyTorch refuses is refused with a ContractError that names the
-problem, before any launch. Offsets are 64-bit: more than 2**31 elements are fine.
+A drop-in for F.layer_norm: what it accepts, layer_norm_fast accepts, with the same
+result dtypes. Any normalized_shape of trailing dimensions, any leading dimensions,
+empty batches, weight and bias of None, fp32 parameters with fp16/bf16 input; rows wider
+than the tuned range take the chunked design; rows a constant stride apart (a slice of
+wider rows) are read in place. float64, and tensors on a device the kernels do not run
+on, are computed by F.layer_norm itself. What PyTorch refuses is refused with a
+ContractError that names the problem, before any launch. Offsets are 64-bit: more than
+2**31 elements are fine.
 
-For torch.compile the two steps are PyTorch operators (torch.ops.normkernels.layer_norm_fwd
-and _bwd, with fake functions and an autograd formula): no graph breaks. LayerNormFast is
-torch.nn.LayerNorm with this forward.
+For torch.compile the two steps are PyTorch operators
+(torch.ops.normkernels.layer_norm_fwd and _bwd, with fake functions and an autograd
+formula): no graph breaks. LayerNormFast is torch.nn.LayerNorm with this forward.
 """
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
@@ -51,7 +53,8 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from layernorm.fast_backward import ln_fast_bwd_chunked_kernel, ln_fast_bwd_kernel, ln_fast_bwd_staged_kernel
+from layernorm.fast_backward import (ln_fast_bwd_chunked_kernel, ln_fast_bwd_kernel,
+                                     ln_fast_bwd_staged_kernel)
 
 __all__ = ["ContractError", "LayerNormFast", "layer_norm_fast", "MAX_N"]
 
@@ -74,7 +77,8 @@ def ln_fast_fwd_kernel(
     SAVE_STATS: tl.constexpr,  # under autograd: the backward reads them
 ):
     # this program's ROWS rows, whole, in fp32 (normkit/tiles.py)
-    rows, row_ok, cols, col_ok, mask, rows64, x = row_block(X, M, N, STRIDE, BLOCK_N, ROWS)
+    rows, row_ok, cols, col_ok, mask, rows64, x = row_block(X, M, N, STRIDE, BLOCK_N,
+                                                            ROWS)
 
     # both statistics from the registers: one read of x, not the teaching kernel's three
     mean = tl.sum(x, axis=1) / N
@@ -295,8 +299,9 @@ def check_inputs(x, normalized_shape, weight, bias, eps):
     shape = dropin.normalized_shape_of(x, normalized_shape, op)
     for name, p in (("weight", weight), ("bias", bias)):
         dropin.check_parameter(name, p, x, shape, op)
-    # PyTorch's CPU rule, on every device (normkit.contract: CUDA's F.layer_norm refuses fp32
-    # parameters for a 16-bit input): parameters in the input's dtype, or fp32 for a 16-bit input
+    # PyTorch's CPU rule, on every device (normkit.contract: CUDA's F.layer_norm refuses
+    # fp32 parameters for a 16-bit input): parameters in the input's dtype, or fp32 for
+    # a 16-bit input
     w_dtype = None if weight is None else weight.dtype
     b_dtype = None if bias is None else bias.dtype
     dtype = w_dtype or b_dtype
@@ -317,7 +322,8 @@ class LayerNormKernels(FastNorm):
     STATS = 2  # a row's mean, then its rstd
     TUNED = tables_beside(__file__)
     MAX_N = MAX_N
-    WIDE = {"forward": ("chunked", 4096, 1, 16, 0), "backward": ("chunked", 4096, 1, 16, 1)}
+    WIDE = {"forward": ("chunked", 4096, 1, 16, 0), "backward": ("chunked", 4096, 1,
+                                                                 16, 1)}
     BACKWARD = {"row": bwd_row, "staged": bwd_staged, "chunked": bwd_chunked}
 
     def forward_rule(self, config, n_cols, element_size):
@@ -326,13 +332,13 @@ class LayerNormKernels(FastNorm):
         return aligned.walk_config(config, n_cols, element_size)
 
     def forward_design(self, config, n_cols, element_size, stride):
-        """The forward kernel of a configuration and its tiles: the row's, the walk's chunk
-        and tail, or the aligned walk's chunk and windows."""
+        """The forward kernel of a configuration and its tiles: the row's, the walk's
+        chunk and tail, or the aligned walk's chunk and windows."""
         kind, block, rows, num_warps = config[:4]
         if kind == "aligned":
             v = aligned.vector(element_size)
-            return fwd_aligned, {"CHUNK": block, "LANES": aligned.walk_lanes(n_cols, block), "V": v,
-                                 "EDGES": max(2 * v, 32 * num_warps)}
+            return fwd_aligned, {"CHUNK": block, "LANES": aligned.walk_lanes(n_cols, block),
+                                 "V": v, "EDGES": max(2 * v, 32 * num_warps)}
         if kind == "row":
             return fwd_row, {"STRIDE": stride, "BLOCK_N": block, "ROWS": rows}
         tail_tile = config[4]
@@ -344,7 +350,8 @@ class LayerNormKernels(FastNorm):
 OP = LayerNormKernels()
 # --8<-- [end:fast_op]
 forward_rows, backward_rows = OP.forward_rows, OP.backward_rows
-forward_config, backward_config, tuned_table = OP.forward_config, OP.backward_config, OP.tuned_table
+forward_config, backward_config, tuned_table = (OP.forward_config, OP.backward_config,
+                                                OP.tuned_table)
 layer_norm_fwd, layer_norm_bwd = OP.forward_op, OP.backward_op
 
 

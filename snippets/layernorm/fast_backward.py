@@ -1,17 +1,19 @@
-"""The fast LayerNorm's backward kernels (layernorm/fast.py launches them): a persistent grid
-whose programs each own a contiguous block of rows, with dW and dB in fp32 registers.
+"""The fast LayerNorm's backward kernels (layernorm/fast.py launches them): a persistent
+grid whose programs each own a contiguous block of rows, with dW and dB in fp32
+registers.
 
 - the row design: the whole row in registers, the next step's rows loaded while this one
   computes;
-- the staged design: rows staged through shared memory by tl.range's pipeline, and for the
-  widest rows two programs sharing a row;
-- the chunked design: rows of any width walked twice in column chunks, the second walk from L2.
+- the staged design: rows staged through shared memory by tl.range's pipeline, and for
+  the widest rows two programs sharing a row;
+- the chunked design: rows of any width walked twice in column chunks, the second walk
+  from L2.
 """
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
 from normkit.tiles import (SHARE_COLUMNS, add_to_running, block_of_rows, first_loads, load_rows,
-                           pair_sums, per_row, row_columns, share_tile, step_loads,
-                           share_columns, times_weight)
+                           pair_sums, per_row, row_columns, share_tile, step_loads, share_columns,
+                           times_weight)
 
 import triton
 import triton.language as tl
@@ -34,9 +36,11 @@ def ln_fast_bwd_kernel(
     # which gradients autograd wants
     GRAD_X: tl.constexpr, GRAD_W: tl.constexpr, GRAD_B: tl.constexpr,
 ):
-    cols, col_ok, w = row_columns(W, N, BLOCK_N, HAS_W)  # w once per program, not per row
+    cols, col_ok, w = row_columns(W, N, BLOCK_N,
+                                  HAS_W)  # w once per program, not per row
     first, end = block_of_rows(tl.program_id(0), rows_per_program, M)
-    start, x, dy = first_loads(X, DY, first, end, cols, col_ok, STRIDE_X, STRIDE_DY, ROWS,
+    start, x, dy = first_loads(X, DY, first, end, cols, col_ok, STRIDE_X, STRIDE_DY,
+                               ROWS,
                                PREFETCH)
     # fp32 accumulators in registers: a bf16 running sum would stop growing once it
     # is 256 times larger than what is added to it
@@ -150,7 +154,8 @@ def ln_fast_bwd_staged_kernel(
     # tiles.share_width: N / SPLIT in whole SHARE_COLUMNS, so that shares start aligned
     SHARE: tl.constexpr = SPLIT * SHARE_COLUMNS
     WIDTH: tl.constexpr = (N + SHARE - 1) // SHARE * SHARE_COLUMNS
-    cols_a, ok_a, w_a, cols_b, ok_b, w_b = share_columns(share, W, N, WIDTH, TILE, REST, HAS_W)
+    cols_a, ok_a, w_a, cols_b, ok_b, w_b = share_columns(share, W, N, WIDTH, TILE,
+                                                         REST, HAS_W)
     # fp32 sums of this share's columns
     dw_a = tl.zeros([TILE], dtype=tl.float32)
     db_a = tl.zeros([TILE], dtype=tl.float32)
@@ -158,7 +163,8 @@ def ln_fast_bwd_staged_kernel(
         dw_b = tl.zeros([REST], dtype=tl.float32)
         db_b = tl.zeros([REST], dtype=tl.float32)
     if SPLIT == 2:  # the other share's weight, for its row sums
-        _, _, wo_a, _, _, wo_b = share_columns(1 - share, W, N, WIDTH, TILE, REST, HAS_W)
+        _, _, wo_a, _, _, wo_b = share_columns(1 - share, W, N, WIDTH, TILE, REST,
+                                               HAS_W)
     first, end = block_of_rows(group, rows_per_program, M)
     n = tl.full([], N, tl.float32)
     # tl.range pipelines the loop: the loads of the next STAGES - 1 steps are copied
@@ -251,10 +257,11 @@ def ln_fast_bwd_chunked_kernel(
         if GRAD_X:
             for c in range(0, N, CHUNK):
                 cols = c + tl.arange(0, CHUNK)
-                x, dy = load_rows(X, DY, start, end, cols, cols < N, STRIDE_X, STRIDE_DY, ROWS,
-                                  "evict_last")
+                x, dy = load_rows(X, DY, start, end, cols, cols < N, STRIDE_X,
+                                  STRIDE_DY, ROWS, "evict_last")
                 mask = row_ok[:, None] & (cols < N)[None, :]
-                x_hat = tl.where(mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None], 0.0)
+                x_hat = tl.where(
+                    mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None], 0.0)
                 g = times_weight(dy.to(tl.float32), W, cols, cols < N, HAS_W)
                 s1 += x_hat * g
                 s2 += g
@@ -267,11 +274,13 @@ def ln_fast_bwd_chunked_kernel(
         for c in range(0, N, CHUNK):
             cols = c + tl.arange(0, CHUNK)
             col_ok = cols < N
-            x, dy = load_rows(X, DY, start, end, cols, col_ok, STRIDE_X, STRIDE_DY, ROWS,
+            x, dy = load_rows(X, DY, start, end, cols, col_ok, STRIDE_X, STRIDE_DY,
+                              ROWS,
                               "evict_first")
             mask = row_ok[:, None] & col_ok[None, :]
             dyf = dy.to(tl.float32)
-            x_hat = tl.where(mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None], 0.0)
+            x_hat = tl.where(mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None],
+                             0.0)
             if GRAD_X:
                 g = times_weight(dyf, W, cols, col_ok, HAS_W)
                 dx = (g - (x_hat * c1[:, None] + c2[:, None])) * rstd[:, None]

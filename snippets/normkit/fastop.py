@@ -1,19 +1,23 @@
-"""The host side of both fast ops, written once: layernorm/fast.py and rmsnorm/fast.py each
-subclass FastNorm with their kernels, their parameters and their rule for rows off 16 bytes.
+"""The host side of both fast ops, written once: layernorm/fast.py and rmsnorm/fast.py
+each subclass FastNorm with their kernels, their parameters and their rule for rows off
+16 bytes.
 
-- configurations: the launch table a tuning run wrote per element size (snippets/faster/tune.py),
-  the op's rule for rows that do not start on 16 bytes, and past the table's widest row the
-  chunked design;
-- a plan per call: the kernel, grid and compile-time constants of a launch, worked out once per
-  (rows, columns, row strides, dtype, device, parameters present) and kept, so that a call of a
-  shape seen before does no table look-up and no integer arithmetic, and allocates only what it
-  returns (a forward without autograd allocates no statistics);
+- configurations: the launch table a tuning run wrote per element size
+  (snippets/faster/tune.py), the op's rule for rows that do not start on 16 bytes, and
+  past the table's widest row the chunked design;
+- a plan per call: the kernel, grid and compile-time constants of a launch, worked out
+  once per (rows, columns, row strides, dtype, device, parameters present) and kept, so
+  that a call of a shape seen before does no table look-up and no integer arithmetic,
+  and allocates only what it returns (a forward without autograd allocates no
+  statistics);
 - the backward's persistent grid, its partial rows and the one kernel that sums them;
-- the autograd glue: one autograd.Function for eager calls, and per op a pair of torch.library
-  operators for torch.compile, with fake functions and the autograd formula.
+- the autograd glue: one autograd.Function for eager calls, and per op a pair of
+  torch.library operators for torch.compile, with fake functions and the autograd
+  formula.
 
-Written here rather than taken from a library: Liger-Kernel and QuACK write this glue once per op,
-and torch.library has no helper that builds an operator pair around a forward and a backward.
+Written here rather than taken from a library: Liger-Kernel and QuACK write this glue
+once per op, and torch.library has no helper that builds an operator pair around a
+forward and a backward.
 """
 
 import functools
@@ -54,7 +58,7 @@ def sum_partials_kernel(
     BLOCK_P: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
-    # grid (column blocks, parts): axis 1 picks dW or dB, so both are summed in one launch
+    # grid (column blocks, parts): axis 1 picks dW or dB, both summed in one launch
     cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     which = tl.program_id(1)
     Part += which * P * N
@@ -74,7 +78,6 @@ def sum_partials_kernel(
 sum_partials = DirectLauncher(sum_partials_kernel)
 
 
-# --8<-- [start:configs]
 def backward_entry_config(entry, n_cols):
     """A backward table entry as a configuration, with what follows from N filled in."""
     if entry[0] == "staged":
@@ -85,31 +88,35 @@ def backward_entry_config(entry, n_cols):
 
 
 def tables_beside(module_file):
-    """The launch tables a tuning run (python -m faster.tune, notes/fast-kernels.md) writes
-    beside an op's module: for 16-bit inputs (tuned in bf16, used for fp16 too) and for fp32."""
+    """The launch tables a tuning run (python -m faster.tune, notes/fast-kernels.md)
+    writes beside an op's module: for 16-bit inputs (tuned in bf16, used for fp16 too)
+    and for fp32."""
     here = Path(module_file)
-    return {2: here.with_name("fast_tuned.json"), 4: here.with_name("fast_tuned_fp32.json")}
+    return {2: here.with_name("fast_tuned.json"),
+            4: here.with_name("fast_tuned_fp32.json")}
 
 
 def read_table(path):
-    """A launch table as the tuning run wrote it: for every N that is a multiple of its step,
-    forward:  ["row", ROWS, num_warps] or ["chunked", CHUNK, ROWS, num_warps(, TAIL_TILE)]
-    backward: ["row", ROWS, num_warps, programs per SM, PREFETCH]
-              or ["staged", ROWS, num_warps, programs per SM, SPLIT, STAGES, TILES, EARLY]
-              or ["chunked", CHUNK, ROWS, num_warps, programs per SM]
+    """A launch table as the tuning run wrote it. For every N that is a multiple of its
+    step, the forward's entry, ["row", ROWS, num_warps] or
+      ["chunked", CHUNK, ROWS, num_warps(, TAIL_TILE)],
+    the backward's, ["row", ROWS, num_warps, programs per SM, PREFETCH] or
+      ["staged", ROWS, num_warps, programs per SM, SPLIT, STAGES, TILES, EARLY] or
+      ["chunked", CHUNK, ROWS, num_warps, programs per SM],
     and the fastest entry of each backward design it timed (the pages compare them)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     table = {key: {int(n): tuple(c) for n, c in data[key].items()}
              for key in ("forward", "backward")}
     table["step"] = data["step"]
-    table["backward_designs"] = {int(n): {d: tuple(c) for d, c in by_design.items()}
-                                 for n, by_design in data.get("backward_designs", {}).items()}
+    table["backward_designs"] = {
+        int(n): {d: tuple(c) for d, c in by_design.items()}
+        for n, by_design in data.get("backward_designs", {}).items()}
     return table
 
 
 def default_forward(n_cols, element_size):
-    """Without a table: the whole row in registers, at least 2048 elements a program, about
-    2 KiB of x a warp."""
+    """Without a table: the whole row in registers, at least 2048 elements a program,
+    about 2 KiB of x a warp."""
     block_n = triton.next_power_of_2(n_cols)
     rows = max(1, 2048 // block_n)
     return "row", block_n, rows, min(max(rows * block_n * element_size // 2048, 1), 16)
@@ -121,7 +128,6 @@ def default_backward(n_cols, element_size):
     rows = max(1, 1024 // block_n)
     num_warps = min(max(rows * block_n * 4 // 2048, 1), 16)
     return "row", block_n, rows, num_warps, 2, block_n * element_size < 32768
-# --8<-- [end:configs]
 
 
 def backward_grid(M, rows, programs):
@@ -131,7 +137,7 @@ def backward_grid(M, rows, programs):
     return cdiv(M, rows_per_program), rows_per_program
 
 
-# plans kept an op and pass: a model's shapes are few; a run of ever new shapes starts again
+# plans kept an op and pass: a model's shapes are few; ever new shapes start again
 PLANS_KEPT = 4096
 
 
@@ -147,7 +153,8 @@ class ForwardPlan(NamedTuple):
     launcher: DirectLauncher
     grid: tuple
     meta: dict             # the compile-time constants and num_warps
-    shift: Optional[tuple]  # (LANES, V) of the shifted parameter tables an aligned kernel reads
+    # (LANES, V) of the shifted parameter tables an aligned kernel reads
+    shift: Optional[tuple]
     fallback: Optional["ForwardPlan"]  # for an input the aligned kernel cannot read
 
 
@@ -162,15 +169,15 @@ class BackwardPlan(NamedTuple):
 
 
 class FastNorm:
-    """A fast normalization's host side. A subclass names its parameters and statistics, its
-    launch tables and its kernels:
+    """A fast normalization's host side. A subclass names its parameters and statistics,
+    its launch tables and its kernels:
 
     NAME: the operators' name (torch.ops.normkernels.NAME_fwd and NAME_bwd);
     PARAMS: the parameters after x, each with a flag letter (HAS_W / GRAD_W for "W");
     STATS: fp32 statistics saved a row (LayerNorm's mean and rstd, RMSNorm's rstd);
-    TUNED: {element size: launch table path} (tables_beside); MAX_N: the tables' widest row;
-    WIDE: the configurations past MAX_N, walked in chunks (the chunked kernels take any N,
-    their tiles do not grow with it); BACKWARD: {design: its DirectLauncher};
+    TUNED: {element size: launch table path} (tables_beside); MAX_N: the tables' widest
+    row; WIDE: the configurations past MAX_N, walked in chunks (the chunked kernels take
+    any N, their tiles do not grow with it); BACKWARD: {design: its DirectLauncher};
     forward_rule(config, N, element size): the configuration for rows off 16 bytes;
     forward_design(config, N, element size, stride): (launcher, constants) of a forward.
     """
@@ -189,8 +196,10 @@ class FastNorm:
         self.forward_op, self.backward_op = self.operators()
 
     def reload(self):
-        """Forget the tables, configurations and plans (after the tuner wrote new tables)."""
-        for cached in (FastNorm.tuned_table, FastNorm.forward_config, FastNorm.backward_config):
+        """Forget the tables, configurations and plans (after the tuner wrote new
+        tables)."""
+        for cached in (FastNorm.tuned_table, FastNorm.forward_config,
+                       FastNorm.backward_config):
             cached.cache_clear()
         self.forward_plans.clear()
         self.backward_plans.clear()
@@ -198,15 +207,16 @@ class FastNorm:
     # --8<-- [start:op_configs]
     @functools.lru_cache(maxsize=None)  # one instance an op: the cache holds two
     def tuned_table(self, element_size):
-        """The table for this element size (the 16-bit one when there is none), or None."""
+        """The table for this element size (the 16-bit one when there is none), or
+        None."""
         path = self.TUNED.get(element_size)
         if path is None or not path.exists():
             path = self.TUNED[2]
         return read_table(path) if path.exists() else None
 
     def table_entry(self, kind, n_cols, element_size):
-        """The tuned entry of the next multiple of the table's step at or above N (its rows are
-        at least as wide)."""
+        """The tuned entry of the next multiple of the table's step at or above N (its
+        rows are at least as wide)."""
         table = self.tuned_table(element_size)
         if table is None:
             return None
@@ -214,11 +224,13 @@ class FastNorm:
 
     @functools.lru_cache(maxsize=None)
     def forward_config(self, n_cols, element_size):
-        """The forward's configuration for rows of n_cols: ("row", BLOCK_N, ROWS, num_warps),
-        ("chunked", CHUNK, ROWS, num_warps, ...) or the op's aligned one (forward_rule)."""
+        """The forward's configuration for rows of n_cols: ("row", BLOCK_N, ROWS,
+        num_warps), ("chunked", CHUNK, ROWS, num_warps, ...) or the op's aligned one
+        (forward_rule)."""
         entry = self.table_entry("forward", n_cols, element_size)
         if entry is not None:
-            return self.forward_rule(forward_entry_config(entry, n_cols), n_cols, element_size)
+            return self.forward_rule(forward_entry_config(entry, n_cols), n_cols,
+                                     element_size)
         if n_cols > self.MAX_N:
             return self.WIDE["forward"]
         return default_forward(n_cols, element_size)
@@ -226,8 +238,9 @@ class FastNorm:
     @functools.lru_cache(maxsize=None)
     def backward_config(self, n_cols, element_size):
         """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH),
-        ("staged", TILE, ROWS, num_warps, programs_per_sm, SPLIT, STAGES, REST, EARLY) or
-        ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward. Rows of odd N take the row design (normkit.aligned.narrow_backward_config)."""
+        ("staged", TILE, ROWS, num_warps, programs_per_sm, SPLIT, STAGES, REST, EARLY)
+        or ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward. Rows
+        of odd N take the row design (normkit.aligned.narrow_backward_config)."""
         entry = self.table_entry("backward", n_cols, element_size)
         if entry is not None:
             return (aligned.narrow_backward_config(n_cols, element_size)
@@ -239,38 +252,44 @@ class FastNorm:
 
     # --8<-- [start:forward_launch]
     def forward_rows(self, x2d, *args, config=None, shape=None, save=True):
-        """y (contiguous, in x's dtype, of `shape` when given) and the (STATS, M) fp32 statistics
-        (None unless save) for (M, N) rows with contiguous columns (dropin.rows_view); args: the
-        parameters ((N,) or None), then eps. config overrides forward_config(...) for tuning."""
+        """y (contiguous, in x's dtype, of `shape` when given) and the (STATS, M) fp32
+        statistics (None unless save) for (M, N) rows with contiguous columns
+        (dropin.rows_view); args: the parameters ((N,) or None), then eps. config
+        overrides forward_config(...) for tuning."""
         *params, eps = args
         M, N = x2d.shape
         y = x2d.new_empty(shape or (M, N))
-        stats = torch.empty((self.STATS, M), dtype=torch.float32, device=x2d.device) if save else None
+        stats = torch.empty((self.STATS, M), dtype=torch.float32,
+                            device=x2d.device) if save else None
         if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
             return y, stats
         if config is None:
-            key = (x2d.shape, x2d.stride(0), x2d.dtype, x2d.device, *(p is None for p in params), save)
-            plan = self.forward_plans.get(key) or remember(self.forward_plans, key,
-                                                           self.forward_plan(x2d, params, save))
+            key = (x2d.shape, x2d.stride(0), x2d.dtype, x2d.device,
+                   *(p is None for p in params), save)
+            plan = self.forward_plans.get(key) or remember(
+                self.forward_plans, key, self.forward_plan(x2d, params, save))
         else:
             plan = self.forward_plan(x2d, params, save, config)
         if plan.fallback is not None and x2d.data_ptr() % aligned.VECTOR_BYTES:
             plan = plan.fallback
         ptrs = [x2d if p is None else p for p in params]  # an absent parameter: unread
         if plan.shift is not None:
-            ptrs = [x2d if p is None else aligned.shifted_params(p, *plan.shift) for p in params] + ptrs
-        plan.launcher.launch(plan.grid, (x2d, y, *ptrs, x2d if stats is None else stats, M, eps),
+            ptrs = [x2d if p is None else aligned.shifted_params(p, *plan.shift)
+                    for p in params] + ptrs
+        plan.launcher.launch(plan.grid, (x2d, y, *ptrs,
+                                         x2d if stats is None else stats, M, eps),
                              plan.meta)
         return y, stats
 
     def forward_plan(self, x2d, params, save, config=None):
-        """The launch for these rows; an aligned configuration keeps the table's own as its
-        fallback, and takes it at once for rows not one after the other or, unless a caller
-        chose it, too few bytes to pay for the weight tables' launch."""
+        """The launch for these rows; an aligned configuration keeps the table's own as
+        its fallback, and takes it at once for rows not one after the other or, unless a
+        caller chose it, too few bytes to pay for the weight tables' launch."""
         M, N = x2d.shape
         element_size = x2d.element_size()
         chosen = config or self.forward_config(N, element_size)
-        shape = (M, N, element_size, dropin.row_stride(x2d), tuple(p is not None for p in params), save)
+        shape = (M, N, element_size, dropin.row_stride(x2d),
+                 tuple(p is not None for p in params), save)
         if chosen[0] != "aligned":
             return self.launch_of(chosen, *shape)
         fallback = self.launch_of(chosen[4], *shape)
@@ -280,24 +299,28 @@ class FastNorm:
         return self.launch_of(chosen, *shape)._replace(fallback=fallback)
 
     def launch_of(self, config, M, N, element_size, stride, has, save):
-        """A configuration's launch for M rows of N, the parameters present or not (has)."""
+        """A configuration's launch for M rows of N, the parameters present or not
+        (has)."""
         launcher, meta = self.forward_design(config, N, element_size, stride)
-        meta.update(N=N, **{f"HAS_{flag}": present for flag, present in zip(self.flags, has)},
+        meta.update(N=N, **{f"HAS_{flag}": present for flag,
+                            present in zip(self.flags, has)},
                     SAVE_STATS=save, num_warps=config[3])
         shift = (meta["LANES"], meta["V"]) if config[0] == "aligned" else None
         return ForwardPlan(launcher, (cdiv(M, config[2]),), meta, shift, None)
     # --8<-- [end:forward_launch]
 
     # --8<-- [start:backward_launch]
-    def backward_rows(self, dy2d, x2d, weight, stats, grads=None, rows_dtype=None, config=None,
+    def backward_rows(self, dy2d, x2d, weight, stats, grads=None, rows_dtype=None,
+                      config=None,
                       programs=None):
-        """dx (None unless grads[0]) and the parameters' gradients that grads[1:] ask for (autograd's
-        needs_input_grad: all by default), as one (parts, N) tensor in rows_dtype (the
-        parameters' dtype: the weight's by default, else fp32). x2d: (M, N) rows with contiguous
-        columns. config overrides backward_config(...), programs the grid's size: both for tuning
-        and for the benchmark."""
+        """dx (None unless grads[0]) and the parameters' gradients that grads[1:] ask
+        for (autograd's needs_input_grad: all by default), as one (parts, N) tensor in
+        rows_dtype (the parameters' dtype: the weight's by default, else fp32). x2d: (M,
+        N) rows with contiguous columns. config overrides backward_config(...), programs
+        the grid's size: both for tuning and for the benchmark."""
         M, N = x2d.shape
-        # autograd may hand over any layout (the gradient of a sum is a broadcast scalar)
+        # autograd may hand over any layout (the gradient of a sum is a broadcast
+        # scalar)
         dy2d = dy2d if dy2d.stride(1) == 1 or N <= 1 else dy2d.contiguous()
         wants = self.wanted(grads, weight)
         parts = sum(wants[1:])
@@ -307,20 +330,23 @@ class FastNorm:
             return dx, torch.zeros((parts, N), dtype=rows_dtype, device=x2d.device)
         out = torch.empty((parts, N), dtype=rows_dtype, device=x2d.device)
         if config is None and programs is None:
-            key = (x2d.shape, x2d.stride(0), dy2d.stride(0), x2d.dtype, x2d.device, weight is None, wants)
+            key = (x2d.shape, x2d.stride(0), dy2d.stride(0), x2d.dtype, x2d.device,
+                   weight is None, wants)
             plan = self.backward_plans.get(key) or remember(
                 self.backward_plans, key, self.backward_plan(x2d, dy2d, weight, wants))
         else:
             plan = self.backward_plan(x2d, dy2d, weight, wants, config, programs)
         part = out
         if parts and not plan.direct:
-            part = torch.empty((parts, plan.groups, N), dtype=torch.float32, device=x2d.device)
+            part = torch.empty((parts, plan.groups, N), dtype=torch.float32,
+                               device=x2d.device)
         plan.launcher.launch(plan.grid, (
-            x2d, dy2d, x2d if dx is None else dx, x2d if weight is None else weight, stats,
+            x2d, dy2d, x2d if dx is None else dx,
+            x2d if weight is None else weight, stats,
             part if parts else x2d, M, plan.rows_per_program), plan.meta)
         if part is not out:
-            # one small launch sums every part and casts to the parameters' dtype; torch would
-            # need a sum and a cast for each of dW and dB
+            # one small launch sums every part and casts to the parameters' dtype; torch
+            # would need a sum and a cast for each of dW and dB
             reduce_n = 64 if N > 2048 else 32
             sum_partials.launch((cdiv(N, reduce_n), parts), (part, out, plan.groups, N),
                                 {"BLOCK_P": 32, "BLOCK_N": reduce_n, "num_warps": 4})
@@ -329,7 +355,8 @@ class FastNorm:
     def wanted(self, grads, weight):
         """(dx, one per parameter): what is computed; no weight, no dW."""
         grads = grads or (True,) * (1 + len(self.flags))
-        return (bool(grads[0]), bool(grads[1]) and weight is not None, *map(bool, grads[2:]))
+        return (bool(grads[0]), bool(grads[1]) and weight is not None, *map(bool,
+                                                                            grads[2:]))
 
     def backward_plan(self, x2d, dy2d, weight, wants, config=None, programs=None):
         M, N = x2d.shape
@@ -337,55 +364,65 @@ class FastNorm:
         # a persistent grid: every program resident at once
         programs = programs or sm_count(x2d.device.index) * config[4]
         strides = (dropin.row_stride(x2d), dropin.row_stride(dy2d))
-        return self.backward_launch(config, M, N, strides, weight is not None, wants, programs)
+        return self.backward_launch(config, M, N, strides, weight is not None, wants,
+                                    programs)
 
     def backward_launch(self, config, M, N, strides, has_w, wants, programs):
-        """A configuration's launch for M rows of N on `programs` programs, each group of SPLIT
-        programs with a block of rows."""
+        """A configuration's launch for M rows of N on `programs` programs, each group
+        of SPLIT programs with a block of rows."""
         kind, block, rows, num_warps = config[:4]
         split = config[5] if kind == "staged" else 1  # programs per row
         groups, rows_per_program = backward_grid(M, rows, max(1, programs // split))
         if kind == "row":
             design = {"BLOCK_N": block, "PREFETCH": config[5]}
         elif kind == "staged":
-            design = {"SPLIT": split, "TILE": block, "REST": config[7], "STAGES": config[6],
+            design = {"SPLIT": split, "TILE": block, "REST": config[7],
+                      "STAGES": config[6],
                       "EARLY": config[8]}
         else:
             design = {"CHUNK": block}
-        meta = dict(N=N, STRIDE_X=strides[0], STRIDE_DY=strides[1], **design, ROWS=rows, HAS_W=has_w,
-                    GRAD_X=wants[0], **{f"GRAD_{flag}": want for flag, want in zip(self.flags, wants[1:])},
+        meta = dict(N=N, STRIDE_X=strides[0], STRIDE_DY=strides[1], **design,
+                    ROWS=rows, HAS_W=has_w,
+                    GRAD_X=wants[0], **{f"GRAD_{flag}": want for flag,
+                                        want in zip(self.flags, wants[1:])},
                     num_warps=num_warps)
-        # the chunked design keeps its running sums in its partial rows, even for one group
+        # the chunked design keeps its running sums in its partial rows, even for one
+        # group
         direct = kind != "chunked" and groups == 1
-        return BackwardPlan(self.BACKWARD[kind], (groups * split,), meta, groups, rows_per_program,
+        return BackwardPlan(self.BACKWARD[kind], (groups * split,), meta, groups,
+                            rows_per_program,
                             direct)
     # --8<-- [end:backward_launch]
 
     # --8<-- [start:autograd]
     def save(self, ctx, x2d, params, stats):
         ctx.save_for_backward(x2d, params[0], stats)
-        # the dtype of the (dW, dB) rows: the parameters' (the input's, or fp32 for a 16-bit input)
+        # the dtype of the (dW, dB) rows: the parameters' (the input's, or fp32 for a
+        # 16-bit input)
         ctx.rows_dtype = next((p.dtype for p in params if p is not None), torch.float32)
         ctx.mark_non_differentiable(stats)  # the statistics are a by-product:
         ctx.set_materialize_grads(False)  # no zeros launched for their gradient
 
     def gradients(self, ctx, dy, run, needs):
-        """(dx, a gradient per parameter) as autograd's needs ask, from run: backward_rows,
-        or the operator that calls it."""
+        """(dx, a gradient per parameter) as autograd's needs ask, from run:
+        backward_rows, or the operator that calls it."""
         x2d, weight, stats = ctx.saved_tensors
         dy2d = dy if dy.dim() == 2 else dy.reshape(x2d.shape)  # y had the input's shape
         dx, rows = run(dy2d, x2d, weight, stats, list(needs), ctx.rows_dtype)
         parts = iter(rows)  # dW, then dB: the rows that were asked for
-        return (dx if needs[0] else None, *(next(parts) if need else None for need in needs[1:]))
+        return (dx if needs[0] else None,
+                *(next(parts) if need else None for need in needs[1:]))
 
     def __call__(self, input, shape, params, eps):
         """The op on inputs the checks passed: the launch alone without autograd, the
         autograd.Function with it, the operator while torch.compile traces."""
-        x2d = dropin.rows_view(input, len(shape))  # a view when the rows are evenly spaced
+        x2d = dropin.rows_view(input,
+                               len(shape))  # a view when the rows are evenly spaced
         params = [dropin.flat(p) for p in params]
         how = dropin.path(input, *params)
         if how == "launch":
-            return self.forward_rows(x2d, *params, eps, shape=input.shape, save=False)[0]
+            return self.forward_rows(x2d, *params, eps, shape=input.shape,
+                                     save=False)[0]
         if how == "autograd":
             return FastFunction.apply(self, x2d, eps, input.shape, *params)[0]
         return self.forward_op(x2d, *params, eps)[0].view(input.shape)
@@ -393,10 +430,11 @@ class FastNorm:
 
     # --8<-- [start:ops]
     def operators(self):
-        """torch.ops.normkernels.NAME_fwd and NAME_bwd, for torch.compile: Dynamo records one
-        opaque call (it would otherwise trace into the launch code and break the graph), the fake
-        functions give it the outputs' shapes, and the forward's autograd formula calls the
-        backward operator (differentiable once, as in eager)."""
+        """torch.ops.normkernels.NAME_fwd and NAME_bwd, for torch.compile: Dynamo
+        records one opaque call (it would otherwise trace into the launch code and break
+        the graph), the fake functions give it the outputs' shapes, and the forward's
+        autograd formula calls the backward operator (differentiable once, as in
+        eager)."""
         params = ", ".join(f"Tensor? {name}" for name in self.PARAMS)
         forward = torch.library.custom_op(
             f"{dropin.NAMESPACE}::{self.NAME}_fwd", self.forward_rows, mutates_args=(),
@@ -404,17 +442,19 @@ class FastNorm:
 
         @forward.register_fake
         def _(x2d, *args):
-            return x2d.new_empty(x2d.shape), x2d.new_empty((self.STATS, x2d.shape[0]), dtype=torch.float32)
+            return x2d.new_empty(x2d.shape), x2d.new_empty((self.STATS, x2d.shape[0]),
+                                                           dtype=torch.float32)
 
         def backward_rows(dy2d, x2d, weight, stats, grads, rows_dtype):
-            # an operator returns tensors, none a view of another: dx empty when not asked for
+            # an operator returns tensors, none a view of another: dx empty when not
+            # asked for
             dx, rows = self.backward_rows(dy2d, x2d, weight, stats, grads, rows_dtype)
             return x2d.new_empty(0) if dx is None else dx, rows
 
         backward = torch.library.custom_op(
             f"{dropin.NAMESPACE}::{self.NAME}_bwd", backward_rows, mutates_args=(),
-            schema="(Tensor dy2d, Tensor x2d, Tensor? weight, Tensor stats, bool[] grads, "
-                   "ScalarType rows_dtype) -> (Tensor, Tensor)")
+            schema="(Tensor dy2d, Tensor x2d, Tensor? weight, Tensor stats, "
+                   "bool[] grads, ScalarType rows_dtype) -> (Tensor, Tensor)")
 
         @backward.register_fake
         def _(dy2d, x2d, weight, stats, grads, rows_dtype):
@@ -426,18 +466,20 @@ class FastNorm:
             self.save(ctx, inputs[0], inputs[1:-1], output[1])
 
         def formula(ctx, dy, _):
-            return (*self.gradients(ctx, dy, backward, ctx.needs_input_grad[:-1]), None)  # eps: none
+            return (*self.gradients(ctx, dy, backward, ctx.needs_input_grad[:-1]),
+                    None)  # eps: none
 
-        forward.register_autograd(once_differentiable(formula), setup_context=setup_context)
+        forward.register_autograd(once_differentiable(formula),
+                                  setup_context=setup_context)
         return forward, backward
     # --8<-- [end:ops]
 
 
 # --8<-- [start:function]
 class FastFunction(torch.autograd.Function):
-    """The eager path: a FastNorm's forward_rows and backward_rows under autograd, without the
-    operator's dispatch. (forward takes ctx: with a separate setup_context, apply would bind its
-    arguments through inspect.signature on every call.)"""
+    """The eager path: a FastNorm's forward_rows and backward_rows under autograd,
+    without the operator's dispatch. (forward takes ctx: with a separate setup_context,
+    apply would bind its arguments through inspect.signature on every call.)"""
 
     @staticmethod
     def forward(ctx, op, x2d, eps, shape, *params):
@@ -450,6 +492,7 @@ class FastFunction(torch.autograd.Function):
     @once_differentiable  # its backward computes with kernels autograd cannot see
     def backward(ctx, dy, _):
         needs = ctx.needs_input_grad
-        dx, *params = ctx.op.gradients(ctx, dy, ctx.op.backward_rows, (needs[1], *needs[4:]))
+        dx, *params = ctx.op.gradients(ctx, dy, ctx.op.backward_rows, (needs[1],
+                                                                       *needs[4:]))
         return None, dx, None, None, *params
 # --8<-- [end:function]

@@ -5,9 +5,9 @@ import triton
 import triton.language as tl
 
 
-# A row's share starts a whole number of these columns in: N / SPLIT itself would start the
-# second share of an aligned 16136-column bf16 row 8 bytes off 16, and every access to that
-# share would narrow (notes/fast-kernels.md, seventh session)
+# A row's share starts a whole number of these columns in: N / SPLIT itself would start
+# the second share of an aligned 16136-column bf16 row 8 bytes off 16, and every access
+# to that share would narrow (notes/fast-kernels.md, seventh session)
 SHARE_COLUMNS = tl.constexpr(64)
 
 
@@ -80,13 +80,12 @@ def per_row(v, ROWS: tl.constexpr):
 # --8<-- [end:tiles]
 
 
-# --8<-- [start:steps]
 @triton.jit
 def row_block(X, M, N: tl.constexpr, STRIDE: tl.constexpr, BLOCK_N: tl.constexpr,
               ROWS: tl.constexpr):
     """A forward program's ROWS rows, whole, in fp32: the rows, which are below M, the
-    columns, which are in the row, the (ROWS, BLOCK_N) mask, the rows as int64 offsets (M * N
-    may pass 2**31), and x."""
+    columns, which are in the row, the (ROWS, BLOCK_N) mask, the rows as int64 offsets
+    (M * N may pass 2**31), and x."""
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     mask = (rows < M)[:, None] & (cols < N)[None, :]
@@ -97,15 +96,17 @@ def row_block(X, M, N: tl.constexpr, STRIDE: tl.constexpr, BLOCK_N: tl.constexpr
 
 @triton.jit
 def block_of_rows(block, rows_per_program, M):
-    """The contiguous block of rows a program (or a group of programs) owns: [first, end)."""
+    """The contiguous block of rows a program (or a group of programs) owns: [first,
+    end)."""
     first = block * rows_per_program
     return first, tl.minimum(first + rows_per_program, M)
 
 
 @triton.jit
 def step_rows(start, end, col_ok, ROWS: tl.constexpr):
-    """A step's rows [start, start + ROWS) of a block ending at end: the rows, which of them
-    are in the block, the (ROWS, columns) mask, and the rows as int64 offsets (a column)."""
+    """A step's rows [start, start + ROWS) of a block ending at end: the rows, which of
+    them are in the block, the (ROWS, columns) mask, and the rows as int64 offsets (a
+    column)."""
     rows = start + tl.arange(0, ROWS)
     row_ok = rows < end
     return rows, row_ok, row_ok[:, None] & col_ok[None, :], rows.to(tl.int64)[:, None]
@@ -125,7 +126,8 @@ def load_rows(X, DY, start, end, cols, col_ok, STRIDE_X: tl.constexpr,
 
 @triton.jit
 def row_columns(W, N: tl.constexpr, BLOCK_N: tl.constexpr, HAS_W: tl.constexpr):
-    """A whole row's columns, which are in the row, and the weight there (ones without one)."""
+    """A whole row's columns, which are in the row, and the weight there (ones without
+    one)."""
     cols = tl.arange(0, BLOCK_N)
     return cols, cols < N, load_weight(W, cols, cols < N, HAS_W)
 
@@ -136,7 +138,8 @@ def first_loads(X, DY, first, end, cols, col_ok, STRIDE_X: tl.constexpr,
     """Where the row loop starts, and the first step's x and dy when it prefetches (else
     zeros that step_loads replaces before anything reads them)."""
     if PREFETCH:
-        x, dy = load_rows(X, DY, first, end, cols, col_ok, STRIDE_X, STRIDE_DY, ROWS, "")
+        x, dy = load_rows(X, DY, first, end, cols, col_ok, STRIDE_X, STRIDE_DY, ROWS,
+                          "")
         return first, x, dy
     else:
         zeros = tl.zeros([ROWS, cols.shape[0]], X.dtype.element_ty)
@@ -146,23 +149,25 @@ def first_loads(X, DY, first, end, cols, col_ok, STRIDE_X: tl.constexpr,
 @triton.jit
 def step_loads(X, DY, x, dy, start, end, cols, col_ok, STRIDE_X: tl.constexpr,
                STRIDE_DY: tl.constexpr, ROWS: tl.constexpr, PREFETCH: tl.constexpr):
-    """A step of the row loop: step_rows, this step's x and dy, and the next step's. With
-    PREFETCH this step's came with the step before (x, dy) and the next step's loads go out
-    now, to arrive while this step computes; without, this step loads its own and the next
-    step's are the same."""
+    """A step of the row loop: step_rows, this step's x and dy, and the next step's.
+    With PREFETCH this step's came with the step before (x, dy) and the next step's
+    loads go out now, to arrive while this step computes; without, this step loads its
+    own and the next step's are the same."""
     rows, row_ok, mask, rows64 = step_rows(start, end, col_ok, ROWS)
     if PREFETCH:
         x_next, dy_next = load_rows(X, DY, start + ROWS, end, cols, col_ok, STRIDE_X,
                                     STRIDE_DY, ROWS, "")
         return rows, row_ok, mask, rows64, x, dy, x_next, dy_next
     else:
-        x, dy = load_rows(X, DY, start, end, cols, col_ok, STRIDE_X, STRIDE_DY, ROWS, "")
+        x, dy = load_rows(X, DY, start, end, cols, col_ok, STRIDE_X, STRIDE_DY, ROWS,
+                          "")
         return rows, row_ok, mask, rows64, x, dy, x, dy
 
 
 @triton.jit
 def times_weight(g, W, cols, col_ok, HAS_W: tl.constexpr):
-    """g times the weight at cols, kept in L2 (every row reads it); g without a weight."""
+    """g times the weight at cols, kept in L2 (every row reads it); g without a
+    weight."""
     if HAS_W:
         g *= tl.load(W + cols, mask=col_ok, other=0.0,
                      eviction_policy="evict_last").to(tl.float32)[None, :]
@@ -173,9 +178,9 @@ def times_weight(g, W, cols, col_ok, HAS_W: tl.constexpr):
 def add_to_running(PART, cols, col_ok, old, value):
     """PART[cols] += value, a program's running sum in its own row of PART: where old is
     false (the first step) it writes instead of adding."""
-    total = tl.load(PART + cols, mask=old, other=0.0, eviction_policy="evict_last") + value
+    total = tl.load(PART + cols, mask=old, other=0.0,
+                    eviction_policy="evict_last") + value
     tl.store(PART + cols, total, mask=col_ok)
-# --8<-- [end:steps]
 
 
 def two_tiles(width, rows, num_warps):
@@ -207,9 +212,9 @@ def forward_entry_config(entry, n_cols):
 def staged_config(n_cols, rows, num_warps, per_sm, split, stages, tiles, early):
     """The staged backward's configuration, ("staged", TILE, ROWS, num_warps, per_sm,
     SPLIT, STAGES, REST, EARLY), from a launch table's entry: each of the `split`
-    programs of a row owns share_width(N, SPLIT) columns (the last the rest), held as one power-of-two tile (tiles=1) or
-    as two_tiles (tiles=2); early: the weight gradients are added before the row sums,
-    not after dx."""
+    programs of a row owns share_width(N, SPLIT) columns (the last the rest), held as
+    one power-of-two tile (tiles=1) or as two_tiles (tiles=2); early: the weight
+    gradients are added before the row sums, not after dx."""
     width = share_width(n_cols, split)
     tile, rest = (two_tiles(width, rows, num_warps) if tiles == 2
                   else (triton.next_power_of_2(width), 0))

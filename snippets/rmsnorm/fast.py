@@ -1,6 +1,7 @@
-"""A fast RMSNorm for Hopper: the chapter's "Going faster" kernels. The forward kernels and what
-is RMSNorm's own are here, the backward kernels in fast_backward.py, and the host side both fast
-ops share (plans, launches, autograd and operators) in normkit/fastop.py.
+"""A fast RMSNorm for Hopper: the chapter's "Going faster" kernels. The forward kernels
+and what is RMSNorm's own are here, the backward kernels in fast_backward.py, and the
+host side both fast ops share (plans, launches, autograd and operators) in
+normkit/fastop.py.
 
 y = x * rsqrt(mean(x^2) + eps) * weight, over the last dimension.
 
@@ -8,30 +9,33 @@ What changes against the teaching kernels (rmsnorm/ops.py):
 
 - forward: short rows are packed ROWS to a program, warps per row tuned on an H200.
   Rows that fill the registers badly (wide ones, or widths far from a power of two) are
-  walked in column chunks instead: the second walk reads the row again from the L2 cache.
+  walked in column chunks instead: the second walk reads the row again from the L2
+  cache.
 - backward: the teaching dx kernel writes one fp32 partial per element (M x N x 4 bytes,
   more than x itself); here a persistent grid of about (SMs x a small factor) programs
   each owns a contiguous block of rows, computes dx row by row and keeps its share of
   dW in fp32 registers. The partial buffer shrinks to (programs x N) fp32, summed by one
-  small kernel at the end, and the next row's loads are in flight while this row computes.
+  small kernel at the end, and the next row's loads are in flight while this row
+  computes.
 
-N is a compile-time constant: each width gets its own compiled kernels, as torch.compile does
-for a static shape. Launch configurations come from tables a tuning run on an H200 wrote for
-every width (snippets/faster/tune.py), worked out once per call shape; the compiled kernels are
-launched directly (normkit.direct_launch).
+N is a compile-time constant: each width gets its own compiled kernels, as torch.compile
+does for a static shape. Launch configurations come from tables a tuning run on an H200
+wrote for every width (snippets/faster/tune.py), worked out once per call shape; the
+compiled kernels are launched directly (normkit.direct_launch).
 
-A drop-in for F.rms_norm (same signature): what it accepts, rms_norm_fast accepts, with the
-same result dtype (the input's). Any normalized_shape of trailing dimensions, any leading
-dimensions, empty batches, no weight, a weight of another float dtype than the input (fp32
-weights with bf16 activations); eps=None is the input dtype's machine epsilon, as in PyTorch.
-Rows wider than the tuned range take the chunked design; rows a constant stride apart (a slice
-of wider rows) are read in place. float64, and tensors on a device the kernels do not run on,
-are computed by F.rms_norm itself. What PyTorch refuses is refused with a ContractError that
-names the problem, before any launch. Offsets are 64-bit: more than 2**31 elements are fine.
+A drop-in for F.rms_norm (same signature): what it accepts, rms_norm_fast accepts, with
+the same result dtype (the input's). Any normalized_shape of trailing dimensions, any
+leading dimensions, empty batches, no weight, a weight of another float dtype than the
+input (fp32 weights with bf16 activations); eps=None is the input dtype's machine
+epsilon, as in PyTorch. Rows wider than the tuned range take the chunked design; rows a
+constant stride apart (a slice of wider rows) are read in place. float64, and tensors on
+a device the kernels do not run on, are computed by F.rms_norm itself. What PyTorch
+refuses is refused with a ContractError that names the problem, before any launch.
+Offsets are 64-bit: more than 2**31 elements are fine.
 
-For torch.compile the two steps are PyTorch operators (torch.ops.normkernels.rms_norm_fwd and
-_bwd, with fake functions and an autograd formula): no graph breaks. RMSNormFast is
-torch.nn.RMSNorm with this forward.
+For torch.compile the two steps are PyTorch operators
+(torch.ops.normkernels.rms_norm_fwd and _bwd, with fake functions and an autograd
+formula): no graph breaks. RMSNormFast is torch.nn.RMSNorm with this forward.
 """
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
@@ -47,7 +51,8 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from rmsnorm.fast_backward import rms_fast_bwd_chunked_kernel, rms_fast_bwd_kernel, rms_fast_bwd_staged_kernel
+from rmsnorm.fast_backward import (rms_fast_bwd_chunked_kernel, rms_fast_bwd_kernel,
+                                   rms_fast_bwd_staged_kernel)
 
 __all__ = ["ContractError", "RMSNormFast", "rms_norm_fast", "MAX_N"]
 
@@ -69,7 +74,8 @@ def rms_fast_fwd_kernel(
     SAVE_STATS: tl.constexpr,  # under autograd: the backward reads them
 ):
     # this program's ROWS rows, whole, in fp32 (normkit/tiles.py)
-    rows, row_ok, cols, col_ok, mask, rows64, x = row_block(X, M, N, STRIDE, BLOCK_N, ROWS)
+    rows, row_ok, cols, col_ok, mask, rows64, x = row_block(X, M, N, STRIDE, BLOCK_N,
+                                                            ROWS)
 
     # masked lanes hold 0: they add nothing
     rstd = tl.rsqrt(tl.sum(x * x, axis=1) / N + eps)
@@ -174,7 +180,8 @@ def check_inputs(x, normalized_shape, weight, eps):
     ContractError names the problem. Returns normalized_shape as a tuple."""
     op = "rms_norm_fast"
     shape = dropin.normalized_shape_of(x, normalized_shape, op)
-    dropin.check_parameter("weight", weight, x, shape, op)  # any float dtype, as PyTorch (normkit.contract)
+    dropin.check_parameter("weight", weight, x, shape,
+                           op)  # any float dtype, as PyTorch (normkit.contract)
     if eps is not None:
         dropin.check_eps(eps, op)
     return shape
@@ -189,7 +196,8 @@ class RMSNormKernels(FastNorm):
     STATS = 1  # a row's rstd
     TUNED = tables_beside(__file__)
     MAX_N = MAX_N
-    WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16, 1)}
+    WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16,
+                                                              1)}
     BACKWARD = {"row": bwd_row, "staged": bwd_staged, "chunked": bwd_chunked}
 
     def forward_rule(self, config, n_cols, element_size):
@@ -198,19 +206,22 @@ class RMSNormKernels(FastNorm):
         return aligned.window_config(config, n_cols, element_size, MAX_N)
 
     def forward_design(self, config, n_cols, element_size, stride):
-        """The forward kernel of a configuration and its tile: the row's, the walk's chunk,
-        or the aligned window's lanes."""
+        """The forward kernel of a configuration and its tile: the row's, the walk's
+        chunk, or the aligned window's lanes."""
         kind, block, rows = config[:3]
         if kind == "aligned":
-            return fwd_aligned, {"LANES": block, "V": aligned.vector(element_size), "ROWS": rows}
+            return fwd_aligned, {"LANES": block, "V": aligned.vector(element_size),
+                                 "ROWS": rows}
         tile = {"BLOCK_N" if kind == "row" else "CHUNK": block}
-        return (fwd_row if kind == "row" else fwd_chunked), {"STRIDE": stride, **tile, "ROWS": rows}
+        return (fwd_row if kind == "row" else fwd_chunked), {"STRIDE": stride, **tile,
+                                                             "ROWS": rows}
 
 
 OP = RMSNormKernels()
 # --8<-- [end:fast_op]
 forward_rows, backward_rows = OP.forward_rows, OP.backward_rows
-forward_config, backward_config, tuned_table = OP.forward_config, OP.backward_config, OP.tuned_table
+forward_config, backward_config, tuned_table = (OP.forward_config, OP.backward_config,
+                                                OP.tuned_table)
 rms_norm_fwd, rms_norm_bwd = OP.forward_op, OP.backward_op
 
 

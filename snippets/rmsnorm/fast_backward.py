@@ -1,12 +1,12 @@
-"""The fast RMSNorm's backward kernels, launched by rmsnorm/fast.py: LayerNorm's three designs
-(layernorm/fast_backward.py) with one row sum instead of two and no bias, so one fp32 running
-sum, dW, a program.
+"""The fast RMSNorm's backward kernels, launched by rmsnorm/fast.py: LayerNorm's three
+designs (layernorm/fast_backward.py) with one row sum instead of two and no bias, so one
+fp32 running sum, dW, a program.
 """
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
-from normkit.tiles import (SHARE_COLUMNS, add_to_running, block_of_rows, first_loads, load_rows,
-                           per_row, row_sum, row_columns, share_tile, step_loads,
-                           share_columns, times_weight)
+from normkit.tiles import (
+    SHARE_COLUMNS, add_to_running, block_of_rows, first_loads, load_rows, per_row, row_sum,
+    row_columns, share_tile, step_loads, share_columns, times_weight)
 
 import triton
 import triton.language as tl
@@ -28,9 +28,11 @@ def rms_fast_bwd_kernel(
     HAS_W: tl.constexpr,
     GRAD_X: tl.constexpr, GRAD_W: tl.constexpr,  # wanted by autograd
 ):
-    cols, col_ok, w = row_columns(W, N, BLOCK_N, HAS_W)  # w once per program, not per row
+    cols, col_ok, w = row_columns(W, N, BLOCK_N,
+                                  HAS_W)  # w once per program, not per row
     first, end = block_of_rows(tl.program_id(0), rows_per_program, M)
-    start, x, dy = first_loads(X, DY, first, end, cols, col_ok, STRIDE_X, STRIDE_DY, ROWS,
+    start, x, dy = first_loads(X, DY, first, end, cols, col_ok, STRIDE_X, STRIDE_DY,
+                               ROWS,
                                PREFETCH)
     # the fp32 accumulator lives in registers for the whole block of rows
     dw = tl.zeros([BLOCK_N], dtype=tl.float32)
@@ -57,7 +59,8 @@ def rms_fast_bwd_kernel(
     # Part is fp32, or the final dW in the weight's dtype when one program did
     # all the rows
     if GRAD_W:
-        tl.store(Part + tl.program_id(0) * N + cols, dw.to(Part.dtype.element_ty), mask=col_ok)
+        tl.store(Part + tl.program_id(0) * N + cols, dw.to(Part.dtype.element_ty),
+                 mask=col_ok)
 # --8<-- [end:fast_backward_kernel]
 
 
@@ -115,13 +118,15 @@ def rms_fast_bwd_staged_kernel(
     # tiles.share_width: N / SPLIT in whole SHARE_COLUMNS, so that shares start aligned
     SHARE: tl.constexpr = SPLIT * SHARE_COLUMNS
     WIDTH: tl.constexpr = (N + SHARE - 1) // SHARE * SHARE_COLUMNS
-    cols_a, ok_a, w_a, cols_b, ok_b, w_b = share_columns(share, W, N, WIDTH, TILE, REST, HAS_W)
+    cols_a, ok_a, w_a, cols_b, ok_b, w_b = share_columns(share, W, N, WIDTH, TILE,
+                                                         REST, HAS_W)
     # fp32 sums of this share's columns
     dw_a = tl.zeros([TILE], dtype=tl.float32)
     if REST > 0:
         dw_b = tl.zeros([REST], dtype=tl.float32)
     if SPLIT == 2:  # the other share's weight, for its row sums
-        _, _, wo_a, _, _, wo_b = share_columns(1 - share, W, N, WIDTH, TILE, REST, HAS_W)
+        _, _, wo_a, _, _, wo_b = share_columns(1 - share, W, N, WIDTH, TILE, REST,
+                                               HAS_W)
     first, end = block_of_rows(group, rows_per_program, M)
     # tl.range pipelines the loop: the loads of the next STAGES - 1 steps are copied
     # into shared memory while this step computes, so registers hold only one step
@@ -198,9 +203,10 @@ def rms_fast_bwd_chunked_kernel(
         if GRAD_X:
             for c in range(0, N, CHUNK):
                 cols = c + tl.arange(0, CHUNK)
-                x, dy = load_rows(X, DY, start, end, cols, cols < N, STRIDE_X, STRIDE_DY, ROWS,
-                                  "evict_last")
-                s += x.to(tl.float32) * times_weight(dy.to(tl.float32), W, cols, cols < N, HAS_W)
+                x, dy = load_rows(X, DY, start, end, cols, cols < N, STRIDE_X,
+                                  STRIDE_DY, ROWS, "evict_last")
+                s += x.to(tl.float32) * times_weight(dy.to(tl.float32), W, cols,
+                                                     cols < N, HAS_W)
         c1 = tl.math.div_rn(tl.sum(s, axis=1) * rstd, n)
 
         # walk 2: dx, and this step's dW added to the program's running sum. x and dy
@@ -209,12 +215,14 @@ def rms_fast_bwd_chunked_kernel(
         for c in range(0, N, CHUNK):
             cols = c + tl.arange(0, CHUNK)
             col_ok = cols < N
-            x, dy = load_rows(X, DY, start, end, cols, col_ok, STRIDE_X, STRIDE_DY, ROWS,
+            x, dy = load_rows(X, DY, start, end, cols, col_ok, STRIDE_X, STRIDE_DY,
+                              ROWS,
                               "evict_first")
             dyf = dy.to(tl.float32)
             x_hat = x.to(tl.float32) * rstd[:, None]
             if GRAD_X:
-                dx = (times_weight(dyf, W, cols, col_ok, HAS_W) - x_hat * c1[:, None]) * rstd[:, None]
+                dx = ((times_weight(dyf, W, cols, col_ok, HAS_W) - x_hat * c1[:, None])
+                      * rstd[:, None])
                 tl.store(DX + rows64 * N + cols[None, :], dx.to(DX.dtype.element_ty),
                          mask=row_ok[:, None] & col_ok[None, :])
             if GRAD_W:
