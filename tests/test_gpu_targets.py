@@ -136,8 +136,8 @@ def _fast(op, step, design, n, dtype):
         plan = fast.OP.launch_of(config, 1, n, es, n, every, True)
     else:
         plan = fast.OP.backward_launch(config, 1, n, (n, n), True, (True, *every), 1)
-    kernel = plan.launcher.kernel
-    constants = dict(plan.meta)
+    kernel = plan.kernel.launcher.kernel
+    constants = dict(plan.kernel.meta)
     warps = constants.pop("num_warps")
     # the arguments before the constants: pointers to rows and parameters, fp32 statistics and
     # partial sums, and the ints and eps

@@ -55,7 +55,7 @@ def _fast_calls(op, M, N, dtype):
         "checks": checks,
         "views": lambda: (dropin.rows_view(xd, 1), dropin.flat(wd), dropin.path(xd, wd)),
         "allocate": lambda: xd.new_empty((M, N)),  # the output: a no-grad call keeps no statistics
-        "launch": lambda: plan.launcher.launch(plan.grid, (xd, y, *weights, xd, M, eps), plan.meta),
+        "launch": lambda: plan.kernel((xd, y, *weights, xd, M, eps)),
         "forward_rows": forward_rows,
         "call": lambda: fn(xd, wd, bd),
         "torch_call": lambda: torch_fn(xd, wd, bd),

@@ -118,13 +118,17 @@ def range_text(fig, kind, t):
     """The stated range, rounded outwards at the same place: "460–500" for 464.2 to 492.9."""
     if not _finite(fig):
         return "—"
-    low, high = stated(fig, kind)
+    lo, hi, _ = _outward(*stated(fig, kind), t)
+    return f"{lo}–{hi}"
+
+
+def _outward(low, high, t):
+    """A range's ends as text, rounded outwards at the same place, and that place."""
     places = place(low, high)
     if low > 0 and _round(low, places, math.floor) <= 0:
         places += 1  # a wide range of a positive figure: its low end one digit finer, never "0"
     lo = _digits(_round(low, places, math.floor), places, t)
-    hi = _digits(_round(high, places, math.ceil), places, t)
-    return f"{lo}–{hi}"
+    return lo, _digits(_round(high, places, math.ceil), places, t), places
 
 
 def text_with_unit(fig, kind, t, unit):
@@ -226,8 +230,7 @@ def paired_text(a, b, t, kind="host"):
 
 
 def _multiple_text(value, low, high, t):
-    places = place(low, high)
-    lo, hi = _digits(_round(low, places, math.floor), places, t), _digits(_round(high, places, math.ceil), places, t)
+    lo, hi, places = _outward(low, high, t)
     return f"{t.times(_round(value, places), f'.{max(places, 0)}f')} ({lo}–{hi})"
 
 

@@ -6,6 +6,9 @@ kernel's globals and only then launches: Python work on every launch, paid again
 of a small, launch-bound LayerNorm. Here the first call with a new specialization goes
 through the JIT (which compiles or loads the kernel and launches it); later calls with the same
 specialization call the compiled kernel's launcher straight away.
+A caller that keeps its arguments' kinds fixed (a plan of normkit/fastop.py) binds the compiled
+kernel once (bound) and then skips even the specialization key, checking only that every pointer
+is still 16-byte aligned.
 
 Written here rather than taken from a library because Triton exposes no public "bound kernel"
 object; what it calls internally (CompiledKernel.run with the packed metadata) is used as
@@ -106,3 +109,38 @@ class DirectLauncher:
                      compiled.launch_metadata(grid, stream, *args, *constants) if hook else None,
                      hook, knobs.runtime.launch_exit_hook, *args, *constants)
         return compiled
+
+    def bound(self, args, meta):
+        """launch(grid, args, meta) for later arguments of the kinds of these, skipping the
+        specialization key: a run(grid, args) for a caller that keeps the arguments'
+        dtypes, ints and device as they are here (its plan's key), or None where that
+        kernel is not compiled yet or a pointer of args is off 16 bytes. run checks the
+        pointers (one OR of their addresses) and the current device, and takes launch()
+        where either differs."""
+        if INTERPRETED:
+            return None
+        device = args[0].get_device()
+        entry = self.compiled.get(cache_key(device, args, meta))
+        tensors = tuple(i for i, a in enumerate(args) if isinstance(a, torch.Tensor))
+        if entry is None or _or_of_pointers(args, tensors) % 16:
+            return None
+        compiled, constants = entry
+        function, packed, stream_of = compiled.function, compiled.packed_metadata, self.stream_of
+
+        def run(grid, args):
+            if _or_of_pointers(args, tensors) % 16 or torch.cuda.current_device() != device:
+                return self.launch(grid, args, meta)
+            hook = knobs.runtime.launch_enter_hook
+            stream = stream_of(device)
+            grid = (*grid, 1, 1)
+            compiled.run(grid[0], grid[1], grid[2], stream, function, packed,
+                         compiled.launch_metadata(grid, stream, *args, *constants) if hook else None,
+                         hook, knobs.runtime.launch_exit_hook, *args, *constants)
+        return run
+
+
+def _or_of_pointers(args, tensors):
+    bits = 0
+    for i in tensors:
+        bits |= args[i].data_ptr()
+    return bits

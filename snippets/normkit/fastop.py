@@ -148,24 +148,37 @@ def remember(plans, key, plan):
     return plan
 
 
+class Launch:
+    """One kernel launch worked out: the launcher, grid and constants; once it has run, the
+    compiled kernel bound to them (DirectLauncher.bound), so that a later call skips the
+    launcher's specialization key."""
+
+    __slots__ = ("launcher", "grid", "meta", "run")
+
+    def __init__(self, launcher, grid, meta):
+        self.launcher, self.grid, self.meta, self.run = launcher, grid, meta, None
+
+    def __call__(self, args):
+        if self.run is not None:
+            return self.run(self.grid, args)
+        self.launcher.launch(self.grid, args, self.meta)
+        self.run = self.launcher.bound(args, self.meta)
+
+
 class ForwardPlan(NamedTuple):
-    """One forward launch, worked out: what a call of its shape does."""
-    launcher: DirectLauncher
-    grid: tuple
-    meta: dict             # the compile-time constants and num_warps
+    """A forward call of one shape, worked out."""
+    kernel: Launch
     # (LANES, V) of the shifted parameter tables an aligned kernel reads
     shift: Optional[tuple]
     fallback: Optional["ForwardPlan"]  # for an input the aligned kernel cannot read
 
 
 class BackwardPlan(NamedTuple):
-    """One backward launch, worked out."""
-    launcher: DirectLauncher
-    grid: tuple
-    meta: dict
-    groups: int            # groups of programs, one partial row each
+    """A backward call of one shape, worked out."""
+    kernel: Launch
+    reduce: Optional[Launch]  # the sum of the partial rows, when there are some
+    groups: int               # groups of programs, one partial row each
     rows_per_program: int
-    direct: bool           # one group: its sums are the answer, written straight out
 
 
 class FastNorm:
@@ -259,13 +272,13 @@ class FastNorm:
         *params, eps = args
         M, N = x2d.shape
         y = x2d.new_empty(shape or (M, N))
-        stats = torch.empty((self.STATS, M), dtype=torch.float32,
-                            device=x2d.device) if save else None
+        stats = (torch.empty((self.STATS, M), dtype=torch.float32, device=x2d.device)
+                 if save else None)
         if y.numel() == 0:  # an empty batch, or rows of no columns: nothing to launch
             return y, stats
         if config is None:
-            key = (x2d.shape, x2d.stride(0), x2d.dtype, x2d.device,
-                   *(p is None for p in params), save)
+            key = (x2d.shape, x2d.stride(0), x2d.dtype, x2d.device, save,
+                   *(None if p is None else p.dtype for p in params))
             plan = self.forward_plans.get(key) or remember(
                 self.forward_plans, key, self.forward_plan(x2d, params, save))
         else:
@@ -276,9 +289,7 @@ class FastNorm:
         if plan.shift is not None:
             ptrs = [x2d if p is None else aligned.shifted_params(p, *plan.shift)
                     for p in params] + ptrs
-        plan.launcher.launch(plan.grid, (x2d, y, *ptrs,
-                                         x2d if stats is None else stats, M, eps),
-                             plan.meta)
+        plan.kernel((x2d, y, *ptrs, x2d if stats is None else stats, M, eps))
         return y, stats
 
     def forward_plan(self, x2d, params, save, config=None):
@@ -299,28 +310,25 @@ class FastNorm:
         return self.launch_of(chosen, *shape)._replace(fallback=fallback)
 
     def launch_of(self, config, M, N, element_size, stride, has, save):
-        """A configuration's launch for M rows of N, the parameters present or not
+        """A configuration's launch for M rows of N, each parameter present or not
         (has)."""
         launcher, meta = self.forward_design(config, N, element_size, stride)
-        meta.update(N=N, **{f"HAS_{flag}": present for flag,
-                            present in zip(self.flags, has)},
-                    SAVE_STATS=save, num_warps=config[3])
+        flags = {f"HAS_{flag}": present for flag, present in zip(self.flags, has)}
+        meta.update(N=N, **flags, SAVE_STATS=save, num_warps=config[3])
         shift = (meta["LANES"], meta["V"]) if config[0] == "aligned" else None
-        return ForwardPlan(launcher, (cdiv(M, config[2]),), meta, shift, None)
+        return ForwardPlan(Launch(launcher, (cdiv(M, config[2]),), meta), shift, None)
     # --8<-- [end:forward_launch]
 
     # --8<-- [start:backward_launch]
     def backward_rows(self, dy2d, x2d, weight, stats, grads=None, rows_dtype=None,
-                      config=None,
-                      programs=None):
+                      config=None, programs=None):
         """dx (None unless grads[0]) and the parameters' gradients that grads[1:] ask
         for (autograd's needs_input_grad: all by default), as one (parts, N) tensor in
-        rows_dtype (the parameters' dtype: the weight's by default, else fp32). x2d: (M,
-        N) rows with contiguous columns. config overrides backward_config(...), programs
-        the grid's size: both for tuning and for the benchmark."""
+        rows_dtype (the parameters' dtype: the weight's by default, else fp32). x2d:
+        (M, N) rows with contiguous columns. config overrides backward_config(...),
+        programs the grid's size: both for tuning and for the benchmark."""
         M, N = x2d.shape
-        # autograd may hand over any layout (the gradient of a sum is a broadcast
-        # scalar)
+        # autograd may hand over any layout (the gradient of a sum is a broadcast)
         dy2d = dy2d if dy2d.stride(1) == 1 or N <= 1 else dy2d.contiguous()
         wants = self.wanted(grads, weight)
         parts = sum(wants[1:])
@@ -330,33 +338,31 @@ class FastNorm:
             return dx, torch.zeros((parts, N), dtype=rows_dtype, device=x2d.device)
         out = torch.empty((parts, N), dtype=rows_dtype, device=x2d.device)
         if config is None and programs is None:
-            key = (x2d.shape, x2d.stride(0), dy2d.stride(0), x2d.dtype, x2d.device,
-                   weight is None, wants)
+            key = (x2d.shape, x2d.stride(0), dy2d.stride(0), x2d.dtype, dy2d.dtype,
+                   x2d.device, None if weight is None else weight.dtype, rows_dtype,
+                   wants)
             plan = self.backward_plans.get(key) or remember(
                 self.backward_plans, key, self.backward_plan(x2d, dy2d, weight, wants))
         else:
             plan = self.backward_plan(x2d, dy2d, weight, wants, config, programs)
         part = out
-        if parts and not plan.direct:
+        if plan.reduce is not None:
             part = torch.empty((parts, plan.groups, N), dtype=torch.float32,
                                device=x2d.device)
-        plan.launcher.launch(plan.grid, (
-            x2d, dy2d, x2d if dx is None else dx,
-            x2d if weight is None else weight, stats,
-            part if parts else x2d, M, plan.rows_per_program), plan.meta)
-        if part is not out:
-            # one small launch sums every part and casts to the parameters' dtype; torch
-            # would need a sum and a cast for each of dW and dB
-            reduce_n = 64 if N > 2048 else 32
-            sum_partials.launch((cdiv(N, reduce_n), parts), (part, out, plan.groups, N),
-                                {"BLOCK_P": 32, "BLOCK_N": reduce_n, "num_warps": 4})
+        plan.kernel((x2d, dy2d, x2d if dx is None else dx,
+                     x2d if weight is None else weight, stats,
+                     part if parts else x2d, M, plan.rows_per_program))
+        if plan.reduce is not None:
+            # one small launch sums every part and casts to the parameters' dtype;
+            # torch would need a sum and a cast for each of dW and dB
+            plan.reduce((part, out, plan.groups, N))
         return dx, out
 
     def wanted(self, grads, weight):
         """(dx, one per parameter): what is computed; no weight, no dW."""
         grads = grads or (True,) * (1 + len(self.flags))
-        return (bool(grads[0]), bool(grads[1]) and weight is not None, *map(bool,
-                                                                            grads[2:]))
+        return (bool(grads[0]), bool(grads[1]) and weight is not None,
+                *map(bool, grads[2:]))
 
     def backward_plan(self, x2d, dy2d, weight, wants, config=None, programs=None):
         M, N = x2d.shape
@@ -369,7 +375,7 @@ class FastNorm:
 
     def backward_launch(self, config, M, N, strides, has_w, wants, programs):
         """A configuration's launch for M rows of N on `programs` programs, each group
-        of SPLIT programs with a block of rows."""
+        of SPLIT programs with a block of rows, and the sum of their partial rows."""
         kind, block, rows, num_warps = config[:4]
         split = config[5] if kind == "staged" else 1  # programs per row
         groups, rows_per_program = backward_grid(M, rows, max(1, programs // split))
@@ -377,21 +383,21 @@ class FastNorm:
             design = {"BLOCK_N": block, "PREFETCH": config[5]}
         elif kind == "staged":
             design = {"SPLIT": split, "TILE": block, "REST": config[7],
-                      "STAGES": config[6],
-                      "EARLY": config[8]}
+                      "STAGES": config[6], "EARLY": config[8]}
         else:
             design = {"CHUNK": block}
-        meta = dict(N=N, STRIDE_X=strides[0], STRIDE_DY=strides[1], **design,
-                    ROWS=rows, HAS_W=has_w,
-                    GRAD_X=wants[0], **{f"GRAD_{flag}": want for flag,
-                                        want in zip(self.flags, wants[1:])},
-                    num_warps=num_warps)
-        # the chunked design keeps its running sums in its partial rows, even for one
-        # group
-        direct = kind != "chunked" and groups == 1
-        return BackwardPlan(self.BACKWARD[kind], (groups * split,), meta, groups,
-                            rows_per_program,
-                            direct)
+        grads = {f"GRAD_{flag}": want for flag, want in zip(self.flags, wants[1:])}
+        meta = dict(N=N, STRIDE_X=strides[0], STRIDE_DY=strides[1], **design, ROWS=rows,
+                    HAS_W=has_w, GRAD_X=wants[0], **grads, num_warps=num_warps)
+        kernel = Launch(self.BACKWARD[kind], (groups * split,), meta)
+        # one group writes its sums straight out; the chunked design keeps its running
+        # sums in its partial rows, even for one group
+        reduce = None
+        if any(wants[1:]) and (kind == "chunked" or groups > 1):
+            reduce_n = 64 if N > 2048 else 32
+            reduce = Launch(sum_partials, (cdiv(N, reduce_n), sum(wants[1:])),
+                            {"BLOCK_P": 32, "BLOCK_N": reduce_n, "num_warps": 4})
+        return BackwardPlan(kernel, reduce, groups, rows_per_program)
     # --8<-- [end:backward_launch]
 
     # --8<-- [start:autograd]
