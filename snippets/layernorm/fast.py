@@ -337,8 +337,9 @@ class LayerNormKernels(FastNorm):
         kind, block, rows, num_warps = config[:4]
         if kind == "aligned":
             v = aligned.vector(element_size)
-            return fwd_aligned, {"CHUNK": block, "LANES": aligned.walk_lanes(n_cols, block),
-                                 "V": v, "EDGES": max(2 * v, 32 * num_warps)}
+            return fwd_aligned, {"CHUNK": block,
+                                 "LANES": aligned.walk_lanes(n_cols, block), "V": v,
+                                 "EDGES": max(2 * v, 32 * num_warps)}
         if kind == "row":
             return fwd_row, {"STRIDE": stride, "BLOCK_N": block, "ROWS": rows}
         tail_tile = config[4]
