@@ -210,9 +210,22 @@ def listings():
                 "of its snippet file (the authoring guide, 'Add a code listing')"
                 for language, page, markdown in markdown_pages()
                 for match in FENCE.finditer(markdown) if "@triton.jit" in match[3]]
+    problems += [problem for language, page, markdown in markdown_pages()
+                 for problem in shared_blocks(markdown, f"docs/{language}/{page}")]
     # each section once, though every language's page includes it
     return problems + sorted({problem for _, _, markdown in markdown_pages()
                               for problem in page_furniture.width_problems(markdown)})
+
+
+INCLUDE = re.compile(r'^\s*-{1,}8<-{1,}\s+"([^"]+)"', re.MULTILINE)
+
+
+def shared_blocks(markdown, where):
+    """A fenced block of two included sections is one listing to its copy button and to the width
+    check (which reads blocks of one include): a sentence for each such block."""
+    return [f"{where}: a fenced block includes {len(found)} sections ({', '.join(found)}); give each "
+            "its own block, with a sentence between them"
+            for match in FENCE.finditer(markdown) for found in [INCLUDE.findall(match[3])] if len(found) > 1]
 
 
 IMAGE = re.compile(r"^(?P<indent>[ \t]*)!\[[^\]]*\]\((?P<src>[^)\s]+)\)[^\n]*\n(?P<next>[^\n]*)", re.MULTILINE)

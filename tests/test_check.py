@@ -42,3 +42,12 @@ def test_a_page_that_uses_no_glossary_term_is_named_with_its_fix():
     assert problem.startswith("docs/zh/x/index.md uses no glossary term") and "untranslated: true" in problem
     assert check.glossary_problem(page + "\n每一行由一个程序实例处理。\n", "docs/zh/x/index.md", "zh") is None
     assert check.glossary_problem(page.replace("Nothing", "One kernel"), "docs/en/x/index.md", "en") is None
+
+
+def test_a_block_of_two_sections_is_named_with_its_fix():
+    one = '```python\n--8<-- "normkit/fastop.py:ops"\n```\n'
+    two = '```python\n--8<-- "normkit/fastop.py:autograd"\n--8<-- "normkit/fastop.py:function"\n```\n'
+    assert check.shared_blocks(one + "\nText.\n\n" + one, "docs/en/x/index.md") == []
+    (problem,) = check.shared_blocks(two, "docs/en/x/index.md")
+    assert problem.startswith("docs/en/x/index.md: a fenced block includes 2 sections (normkit/fastop.py:autograd")
+    assert "give each its own block" in problem
