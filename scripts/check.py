@@ -217,15 +217,13 @@ def listings():
                               for problem in page_furniture.width_problems(markdown)})
 
 
-INCLUDE = re.compile(r'^\s*-{1,}8<-{1,}\s+"([^"]+)"', re.MULTILINE)
-
-
 def shared_blocks(markdown, where):
     """A fenced block of two included sections is one listing to its copy button and to the width
     check (which reads blocks of one include): a sentence for each such block."""
     return [f"{where}: a fenced block includes {len(found)} sections ({', '.join(found)}); give each "
             "its own block, with a sentence between them"
-            for match in FENCE.finditer(markdown) for found in [INCLUDE.findall(match[3])] if len(found) > 1]
+            for match in FENCE.finditer(markdown) for found in [snippet_includes(match[3])]
+            if len(found) > 1]
 
 
 IMAGE = re.compile(r"^(?P<indent>[ \t]*)!\[[^\]]*\]\((?P<src>[^)\s]+)\)[^\n]*\n(?P<next>[^\n]*)", re.MULTILINE)
