@@ -422,8 +422,8 @@ class FastNorm:
     def __call__(self, input, shape, params, eps):
         """The op on inputs the checks passed: the launch alone without autograd, the
         autograd.Function with it, the operator while torch.compile traces."""
-        x2d = dropin.rows_view(input,
-                               len(shape))  # a view when the rows are evenly spaced
+        # a view when the rows are evenly spaced
+        x2d = dropin.rows_view(input, len(shape))
         params = [dropin.flat(p) for p in params]
         how = dropin.path(input, *params)
         if how == "launch":
@@ -498,7 +498,7 @@ class FastFunction(torch.autograd.Function):
     @once_differentiable  # its backward computes with kernels autograd cannot see
     def backward(ctx, dy, _):
         needs = ctx.needs_input_grad
-        dx, *params = ctx.op.gradients(ctx, dy, ctx.op.backward_rows, (needs[1],
-                                                                       *needs[4:]))
+        dx, *params = ctx.op.gradients(ctx, dy, ctx.op.backward_rows,
+                                       (needs[1], *needs[4:]))
         return None, dx, None, None, *params
 # --8<-- [end:function]
