@@ -48,14 +48,25 @@ def test_walk_config_takes_about_four_steps():
     assert aligned.walk_lanes(4097, 1024) == 5 * 1024  # four steps from lane V: V + 4096 lanes
 
 
-@pytest.mark.parametrize("n, element_size, config", [
-    (8193, 2, ("row", 16384, 1, 32, 1, False)), (4097, 2, ("row", 8192, 1, 16, 1, True)),
-    (2049, 2, ("row", 4096, 1, 8, 2, True)), (1025, 2, ("row", 2048, 1, 4, 4, True)),
-    (257, 2, ("row", 512, 1, 1, 16, True)),
-    (4097, 4, ("row", 8192, 1, 16, 1, True)),  # fp32 rows of odd N: one element an access too
-    (4098, 2, None), (4096, 2, None), (4098, 4, None)])  # two elements an access or more: as tuned
-def test_rows_of_odd_width_take_the_row_backward(n, element_size, config):
-    assert aligned.narrow_backward_config(n, element_size) == config
+@pytest.mark.parametrize("n, v, lanes, edges", [
+    (4097, 8, 4096, 16),    # 4104 lanes from the window's start: 4096 and the rest in the edges
+    (4098, 8, 8192, 16), (8193, 8, 8192, 16), (3001, 8, 4096, 16), (257, 8, 256, 16),
+    (4097, 4, 4096, 8),     # fp32: four lanes to 16 bytes
+    (1, 8, 8, 16)])
+def test_classes_hold_a_window_as_a_power_of_two_and_edges(n, v, lanes, edges):
+    assert aligned.class_lanes(n, v) == lanes and aligned.class_edges(n, lanes, v) == edges
+
+
+@pytest.mark.parametrize("n, element_size, classes", [
+    (8193, 2, ("classes", 8192, 1, 16, 1, True, 8, 16, ("row", 16384, 1, 32, 1, False))),
+    (4097, 2, ("classes", 4096, 1, 8, 2, True, 8, 16, ("row", 8192, 1, 16, 1, True))),
+    (4097, 4, ("classes", 4096, 1, 8, 2, True, 4, 8, ("row", 8192, 1, 16, 1, True))),
+    # rows on 4 bytes in 16 bits: the table's own configuration is the fallback
+    (4098, 2, ("classes", 8192, 1, 16, 1, True, 8, 16, ("staged", 1))),
+    (4096, 2, None), (4100, 4, None)])  # rows on 16 bytes: as tuned
+def test_rows_off_16_bytes_take_the_classes_backward(n, element_size, classes):
+    table = ("staged", 1)
+    assert aligned.classes_config(table, n, element_size) == (classes or table)
 
 
 def test_readable_inputs():
