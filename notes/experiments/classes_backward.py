@@ -20,7 +20,7 @@ from normkit import bench
 from rmsnorm import fast as rms
 
 OPS = {"layernorm": ln, "rmsnorm": rms}
-WIDTHS = {torch.bfloat16: (3001, 4097, 4098, 4100, 6002, 8193, 8194, 8196, 12289, 16383),
+WIDTHS = {torch.bfloat16: (4097, 4098, 4100, 8193, 8196, 3001, 12289, 16383),
           torch.float32: (4097, 8193)}
 
 
@@ -31,7 +31,6 @@ def variants(config):
     for w in (warps // 2, warps * 2):
         if 1 <= w <= 32:
             out[f"warps={w}"] = (kind, lanes, rows, w, max(1, 16 // w), prefetch, v, edges, fallback)
-    out["per_sm*2"] = (kind, lanes, rows, warps, per_sm * 2, prefetch, v, edges, fallback)
     out[f"prefetch={not prefetch}"] = (kind, lanes, rows, warps, per_sm, not prefetch, v, edges, fallback)
     return out
 
