@@ -7,10 +7,9 @@ there are (DESIGNS).
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
 
 import pytest
-
-from layernorm import fast as layernorm_fast, test_fast as layernorm_tests
 import torch
 
+from layernorm import fast as layernorm_fast, test_fast as layernorm_tests
 from normkit import aligned
 from normkit.runtime import DEVICE
 from normkit.testing import (DTYPES, FAST_DESIGNS, TABLE_ENTRY_SIZES, UNREADABLE_LAYOUTS, assert_close,
@@ -65,8 +64,8 @@ EXACT = {"layernorm": lambda x, w: layer_norm_exact(x, (x.shape[1],), w, None, 1
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("layout", UNREADABLE_LAYOUTS)
 def test_rows_the_classes_cannot_read_take_the_fallback(op, layout):
-    # on the GPU the classes kernel's 16-byte accesses would fault on these: the plan's
-    # fallback, the row design, must run instead
+    # the classes kernel would read these one element at a time (Triton compiles it for the
+    # pointers it is given): the plan's fallback, the row design, runs instead
     fast, n = OPS[op][0], 257
     x, dy = unreadable_rows(layout, n), unreadable_rows(layout, n)
     w = torch.rand(n, device=DEVICE) + 0.5
@@ -108,6 +107,27 @@ def test_classes_compute_what_is_asked(op, needs, weight):
     assert rows.shape[0] == len(asked)
     for flag, got in zip(asked, rows):
         assert_close(f"d{flag}", got, refs[flag], torch.float32, 1.0)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_an_aligned_forward_keeps_the_tables_configuration_where_it_cannot_pay(op):
+    fast, n = OPS[op][0], 257
+    table = ("row", 512, 2, 4)
+    config = ("aligned", 512, 2, 4, table) if op == "rmsnorm" else ("aligned", 64, 1, 2, table)
+    params = (None,) * len(fast.OP.PARAMS)
+
+    def kernel(x, given=None):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(fast.OP, "forward_config", lambda n, elt: config)
+            plan = fast.OP.forward_plan(x, params, False, given)
+        return plan.kernel.launcher, plan.fallback is not None
+
+    aligned_kernel, table_kernel = fast.OP.forward_design(config, n, 4, n)[0], fast.OP.forward_design(table, n, 4, n)[0]
+    large = torch.empty(aligned.WINDOW_MIN_BYTES // (n * 4) + 1, n, device=DEVICE)
+    assert kernel(large) == (aligned_kernel, True)  # the pointer is checked at each call
+    assert kernel(torch.empty(64, n, device=DEVICE)) == (table_kernel, False)  # launch-bound: no weight table
+    assert kernel(torch.empty(64, n, device=DEVICE), config) == (aligned_kernel, True)  # a caller's (tests, tuning): as given
+    assert kernel(torch.empty(large.shape[0], n + 3, device=DEVICE)[:, :n]) == (table_kernel, False)  # rows n + 3 apart
 
 
 @pytest.mark.parametrize("op", OPS)

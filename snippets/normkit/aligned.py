@@ -101,22 +101,6 @@ def walk_lanes(n_cols, chunk):
     return (triton.cdiv(n_cols - 1, chunk) + 1) * chunk
 
 
-def readable(x2d):
-    """Whether the aligned kernels can read x2d: rows one after the other (so that the output's
-    rows start where the input's do) from a 16-byte-aligned first row."""
-    return x2d.stride(0) == x2d.shape[1] and x2d.data_ptr() % VECTOR_BYTES == 0
-
-
-def chosen(config, x2d, default):
-    """The configuration a forward runs: an aligned one falls back to the table's own (its last
-    field) for an input the windows cannot read, and, when it is the default (not given by a
-    caller), for an input too small to pay for the weight table's launch."""
-    if config[0] != "aligned":
-        return config
-    small = default and x2d.numel() * x2d.element_size() < WINDOW_MIN_BYTES
-    return config[4] if small or not readable(x2d) else config
-
-
 def narrow_row_config(n_cols):
     """The row backward for rows whose every access moves one element, the fallback of
     the classes backward for an input it cannot read: the whole row in registers at 16

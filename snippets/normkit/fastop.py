@@ -36,11 +36,6 @@ from normkit.runtime import INTERPRETED
 from normkit.tiles import forward_entry_config, staged_config
 
 
-def cdiv(a, b):
-    """ceil(a / b) for positive ints, without a call into triton."""
-    return -(-a // b)
-
-
 @functools.lru_cache(maxsize=None)
 def sm_count(device_index):
     if INTERPRETED:
@@ -132,9 +127,9 @@ def default_backward(n_cols, element_size):
 
 def backward_grid(M, rows, programs):
     """The persistent grid: at most `programs` programs, each with whole ROWS-steps."""
-    programs = max(1, min(programs, cdiv(M, rows)))
-    rows_per_program = cdiv(cdiv(M, programs), rows) * rows
-    return cdiv(M, rows_per_program), rows_per_program
+    programs = max(1, min(programs, triton.cdiv(M, rows)))
+    rows_per_program = triton.cdiv(triton.cdiv(M, programs), rows) * rows
+    return triton.cdiv(M, rows_per_program), rows_per_program
 
 
 # plans kept an op and pass: a model's shapes are few; ever new shapes start again
@@ -234,7 +229,7 @@ class FastNorm:
         table = self.tuned_table(element_size)
         if table is None:
             return None
-        return table[kind].get(cdiv(n_cols, table["step"]) * table["step"])
+        return table[kind].get(triton.cdiv(n_cols, table["step"]) * table["step"])
 
     @functools.lru_cache(maxsize=None)
     def forward_config(self, n_cols, element_size):
@@ -317,7 +312,7 @@ class FastNorm:
         flags = {f"HAS_{flag}": present for flag, present in zip(self.flags, has)}
         meta.update(N=N, **flags, SAVE_STATS=save, num_warps=config[3])
         shift = (meta["LANES"], meta["V"]) if config[0] == "aligned" else None
-        return ForwardPlan(Launch(launcher, (cdiv(M, config[2]),), meta), shift, None)
+        return ForwardPlan(Launch(launcher, (triton.cdiv(M, config[2]),), meta), shift, None)
     # --8<-- [end:forward_launch]
 
     # --8<-- [start:backward_launch]
@@ -389,7 +384,7 @@ class FastNorm:
         kind, block, rows, num_warps = config[:4]
         # programs per row (staged), or residue classes of rows (classes)
         split = config[5] if kind == "staged" else config[6] if kind == "classes" else 1
-        groups, rows_per_program = backward_grid(cdiv(M, split) if kind == "classes"
+        groups, rows_per_program = backward_grid(triton.cdiv(M, split) if kind == "classes"
                                                  else M, rows, max(1, programs // split))
         if kind == "row":
             design = {"BLOCK_N": block, "PREFETCH": config[5]}
@@ -414,7 +409,7 @@ class FastNorm:
         reduce = None
         if any(wants[1:]) and (kind in ("chunked", "classes") or groups > 1):
             reduce_n = 64 if N > 2048 else 32
-            reduce = Launch(sum_partials, (cdiv(N, reduce_n), sum(wants[1:])),
+            reduce = Launch(sum_partials, (triton.cdiv(N, reduce_n), sum(wants[1:])),
                             {"BLOCK_P": 32, "BLOCK_N": reduce_n, "num_warps": 4})
         return BackwardPlan(kernel, reduce, groups, rows_per_program)
     # --8<-- [end:backward_launch]

@@ -67,20 +67,3 @@ def test_classes_hold_a_window_as_a_power_of_two_and_edges(n, v, lanes, edges):
 def test_rows_off_16_bytes_take_the_classes_backward(n, element_size, classes):
     table = ("staged", 1)
     assert aligned.classes_config(table, n, element_size) == (classes or table)
-
-
-def test_readable_inputs():
-    x = torch.empty(64, 257)
-    assert aligned.readable(x)
-    assert not aligned.readable(torch.empty(64 * 257 + 1)[1:].view(64, 257))  # the first row off 16 bytes
-    assert not aligned.readable(torch.empty(64, 260)[:, :257])  # rows 260 apart: the output's are 257
-
-
-def test_small_inputs_keep_the_tables_configuration_unless_given_one():
-    table = ("row", 512, 2, 4)
-    config = ("aligned", 512, 2, 4, table)
-    small, large = torch.empty(64, 257), torch.empty(aligned.WINDOW_MIN_BYTES // (257 * 4) + 1, 257)
-    assert aligned.chosen(config, small, default=True) == table  # launch-bound: no weight table
-    assert aligned.chosen(config, large, default=True) == config
-    assert aligned.chosen(config, small, default=False) == config  # a caller's (tests, tuning): as given
-    assert aligned.chosen(table, small, default=True) == table
