@@ -89,7 +89,8 @@ def ln_fast_bwd_kernel(
 # --8<-- [start:fast_backward_classes_kernel]
 @triton.jit(do_not_specialize=["M", "rows_per_program"])
 def ln_fast_bwd_classes_kernel(
-    X, DY, DX, W, Stats,  # as ln_fast_bwd_kernel, the three (M, N) tensors' rows N apart
+    X, DY, DX, W, Stats,  # as ln_fast_bwd_kernel; the three (M, N) tensors'
+                          # rows N apart
     Part,          # (GRAD_W + GRAD_B, programs, N) fp32: this program's sums in row pid
     M, rows_per_program,
     N: tl.constexpr,

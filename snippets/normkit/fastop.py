@@ -312,7 +312,8 @@ class FastNorm:
         flags = {f"HAS_{flag}": present for flag, present in zip(self.flags, has)}
         meta.update(N=N, **flags, SAVE_STATS=save, num_warps=config[3])
         shift = (meta["LANES"], meta["V"]) if config[0] == "aligned" else None
-        return ForwardPlan(Launch(launcher, (triton.cdiv(M, config[2]),), meta), shift, None)
+        grid = (triton.cdiv(M, config[2]),)
+        return ForwardPlan(Launch(launcher, grid, meta), shift, None)
     # --8<-- [end:forward_launch]
 
     # --8<-- [start:backward_launch]

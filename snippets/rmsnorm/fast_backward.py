@@ -68,7 +68,8 @@ def rms_fast_bwd_kernel(
 # --8<-- [start:fast_backward_classes_kernel]
 @triton.jit(do_not_specialize=["M", "rows_per_program"])
 def rms_fast_bwd_classes_kernel(
-    X, DY, DX, W, Rstd,  # as rms_fast_bwd_kernel, the three (M, N) tensors' rows N apart
+    X, DY, DX, W, Rstd,  # as rms_fast_bwd_kernel; the three (M, N) tensors'
+                         # rows N apart
     Part,        # (programs, N) fp32: this program's dW in row pid
     M, rows_per_program,
     N: tl.constexpr,
