@@ -16,7 +16,7 @@ import time
 import torch
 
 from layernorm import fast as ln
-from normkit import bench
+from normkit import aligned, bench
 from rmsnorm import fast as rms
 
 OPS = {"layernorm": ln, "rmsnorm": rms}
@@ -58,9 +58,15 @@ def main():
                 _, stats = fast.OP.forward_rows(x, *params, 1e-5)
                 fwd_ms = bench.median_call_ms(lambda: fast.OP.forward_rows(x, *params, 1e-5, save=False),
                                               5, 10, 5)
-                base = fast.OP.backward_config(n, x.element_size())
-                if base[0] != "classes":
-                    continue
+                # the classes at every width off 16 bytes (the rule takes them at odd N only);
+                # "before": the table's configuration at rows on 4 or 8 bytes
+                table = fast.OP.backward_config(n, x.element_size())
+                v = aligned.vector(x.element_size())
+                lanes = aligned.class_lanes(n, v)
+                warps = min(32, max(1, lanes // 512))
+                base = ("classes", lanes, 1, warps, max(1, 16 // warps), lanes <= 8192, v,
+                        aligned.class_edges(n, lanes, v),
+                        table[-1] if table[0] == "classes" else table)
                 ref = fast.OP.backward_rows(dy, x, w, stats, config=base[-1])
                 n_bytes = 3 * m * n * x.element_size()
                 for label, config in variants(base).items():

@@ -13,7 +13,7 @@ window in registers (window_config says where). LayerNorm's walks it in chunks (
 whole beside the centred row, the weight and the bias, its window left one program an SM and
 measured behind the table's designs at most odd widths (notes/fast-kernels.md, eighth session).
 
-The backward reads such rows by residue class (classes_config says how).
+The backward reads rows of odd N by residue class (classes_config says how).
 """
 
 import math
@@ -129,23 +129,23 @@ def class_edges(n_cols, lanes, v):
 
 
 def classes_config(config, n_cols, element_size):
-    """The backward for rows that do not start on 16 bytes, from the table's configuration
-    (as it is for rows that do): ("classes", LANES, ROWS, num_warps, per_sm, PREFETCH, V,
-    EDGES, fallback). Rows r and r + V start the same s lanes into their 16-byte window,
-    so a program that owns rows of one residue class reads each from its window's
-    aligned start in 16-byte accesses, keeps the weight and its sums in that frame, and
-    writes them back once. The fallback, for an input it cannot read (rows not N apart,
-    a pointer off 16 bytes): the table's configuration, or the row design where that
-    would move one element an access (narrow_row_config)."""
-    if row_alignment(n_cols, element_size) == VECTOR_BYTES:
+    """The backward where the table's design would move one element an access (odd N):
+    ("classes", LANES, ROWS, num_warps, per_sm, PREFETCH, V, EDGES, fallback); elsewhere
+    the table's configuration as it is. Rows r and r + V start the same s lanes into their
+    16-byte window, so a program that owns rows of one residue class reads each from its
+    window's aligned start in 16-byte accesses, keeps the weight and its sums in that
+    frame, and writes them back once. 16 elements a thread, as the row rule it replaces
+    (narrow_row_config), now its fallback for an input it cannot read (rows not N apart,
+    a pointer off 16 bytes). Rows on 4 or 8 bytes keep the table's staged entries, which
+    move 4 or 8 bytes an access and measured ahead of the row rule (notes/data/cliff-6);
+    the classes there are measured in notes/issue-39.md."""
+    if not one_element_accesses(n_cols, element_size):
         return config
     v = vector(element_size)
     lanes = class_lanes(n_cols, v)
     num_warps = min(32, max(1, lanes // 512))
-    fallback = (narrow_row_config(n_cols) if one_element_accesses(n_cols, element_size)
-                else config)
     return ("classes", lanes, 1, num_warps, max(1, 16 // num_warps), lanes <= 8192, v,
-            class_edges(n_cols, lanes, v), fallback)
+            class_edges(n_cols, lanes, v), narrow_row_config(n_cols))
 
 
 # --8<-- [start:aligned_rows]
