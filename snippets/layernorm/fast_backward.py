@@ -11,9 +11,9 @@ registers.
 """
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
-from normkit.aligned import class_block, class_columns, load_edges, store_frame
+from normkit.aligned import class_frame, load_edges, store_frame
 from normkit.tiles import (SHARE_COLUMNS, add_to_running, block_of_rows, first_loads, load_rows,
-                           load_weight, pair_sums, per_row, row_columns, share_tile, step_loads,
+                           pair_sums, per_row, row_columns, share_tile, step_loads,
                            share_columns, times_weight)
 
 import triton
@@ -103,13 +103,8 @@ def ln_fast_bwd_classes_kernel(
     # rows off 16 bytes: the program owns rows of one class, which all start s lanes
     # into their 16-byte window, so one frame serves them all: the body in 16-byte
     # accesses from the window's aligned start, the few other columns as the edges
-    c, first, end, window, s = class_block(tl.program_id(0), M, rows_per_program, N, V)
-    lanes, body, cols_e, edge = class_columns(s, N, LANES, V, EDGES)
-    w = load_weight(W, lanes - s, body, HAS_W)  # in the frame, once per program
-    w_e = load_weight(W, cols_e, edge, HAS_W)
-    X += window
-    DY += window
-    DX += window
+    c, first, end, X, DY, DX, s, lanes, body, cols_e, edge, w, w_e = class_frame(
+        X, DY, DX, W, M, rows_per_program, N, LANES, V, EDGES, HAS_W)
     STEP: tl.constexpr = V * N  # from one row of the class to the next
     start, x, dy = first_loads(X, DY, first, end, lanes, body, STEP, STEP, ROWS,
                                PREFETCH)

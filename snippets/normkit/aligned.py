@@ -22,6 +22,7 @@ import triton
 import triton.language as tl
 
 from normkit.direct_launch import DirectLauncher
+from normkit.tiles import load_weight
 
 VECTOR_BYTES = 16  # the widest load a thread issues
 
@@ -210,6 +211,21 @@ def class_columns(s, N: tl.constexpr, LANES: tl.constexpr, V: tl.constexpr,
     tail = tl.maximum(tl.minimum((s + N) // V * V, LANES) - s, head)
     cols_e = tl.where(e < V, e, tail + e - V)
     return lanes, body, cols_e, tl.where(e < V, e < head, cols_e < N)
+
+
+@triton.jit
+def class_frame(X, DY, DX, W, M, rows_per_program, N: tl.constexpr, LANES: tl.constexpr,
+                V: tl.constexpr, EDGES: tl.constexpr, HAS_W: tl.constexpr):
+    """What a classes backward program works in (class_block, class_columns): its class
+    c, its block [first, end) of the class's rows, the three row pointers moved to
+    row c's window, s, the frame's lanes, body, edge columns and mask, and the weight
+    in the frame (body and edges), loaded once."""
+    c, first, end, window, s = class_block(tl.program_id(0), M, rows_per_program, N, V)
+    lanes, body, cols_e, edge = class_columns(s, N, LANES, V, EDGES)
+    w = load_weight(W, lanes - s, body, HAS_W)
+    w_e = load_weight(W, cols_e, edge, HAS_W)
+    return (c, first, end, X + window, DY + window, DX + window, s, lanes, body, cols_e,
+            edge, w, w_e)
 # --8<-- [end:row_classes]
 
 @triton.jit
