@@ -383,21 +383,20 @@ class FastNorm:
         """A configuration's launch for M rows of N on `programs` programs, each group
         of SPLIT programs with a block of rows, and the sum of their partial rows."""
         kind, block, rows, num_warps = config[:4]
-        # programs per row (staged), or residue classes of rows (classes)
-        split = config[5] if kind == "staged" else config[6] if kind == "classes" else 1
-        groups, rows_per_program = backward_grid(triton.cdiv(M, split) if kind == "classes"
-                                                 else M, rows, max(1, programs // split))
+        split = config[5] if kind == "staged" else 1  # programs per row
+        if kind == "classes":  # V residue classes of rows, each with programs of its own
+            v = config[6]
+            groups, rows_per_program = backward_grid(triton.cdiv(M, v), rows, max(1, programs // v))
+            groups *= v
+            design = {"LANES": block, "PREFETCH": config[5], "V": v, "EDGES": config[7]}
+        else:
+            groups, rows_per_program = backward_grid(M, rows, max(1, programs // split))
         if kind == "row":
             design = {"BLOCK_N": block, "PREFETCH": config[5]}
-        elif kind == "classes":
-            design = {"LANES": block, "PREFETCH": config[5], "V": split,
-                      "EDGES": config[7]}
-            groups *= split  # one partial row a program
-            split = 1
         elif kind == "staged":
             design = {"SPLIT": split, "TILE": block, "REST": config[7],
                       "STAGES": config[6], "EARLY": config[8]}
-        else:
+        elif kind == "chunked":
             design = {"CHUNK": block}
         grads = {f"GRAD_{flag}": want for flag, want in zip(self.flags, wants[1:])}
         if kind != "classes":  # the classes read rows N apart
