@@ -386,7 +386,8 @@ class FastNorm:
         split = config[5] if kind == "staged" else 1  # programs per row
         if kind == "classes":  # V residue classes of rows, each with programs of its own
             v = config[6]
-            groups, rows_per_program = backward_grid(triton.cdiv(M, v), rows, max(1, programs // v))
+            groups, rows_per_program = backward_grid(triton.cdiv(M, v), rows,
+                                                     max(1, programs // v))
             groups *= v
             design = {"LANES": block, "PREFETCH": config[5], "V": v, "EDGES": config[7]}
         else:
