@@ -12,8 +12,8 @@ registers.
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
 from normkit.aligned import class_frame, load_edges, store_frame
-from normkit.tiles import (SHARE_COLUMNS, add_to_running, block_of_rows, first_loads, load_rows,
-                           pair_sums, per_row, row_columns, share_tile, step_loads,
+from normkit.tiles import (SHARE_COLUMNS, add_to_running, backward_rows_start, block_of_rows,
+                           first_loads, load_rows, pair_sums, per_row, share_tile, step_loads,
                            share_columns, times_weight)
 
 import triton
@@ -37,12 +37,10 @@ def ln_fast_bwd_kernel(
     # which gradients autograd wants
     GRAD_X: tl.constexpr, GRAD_W: tl.constexpr, GRAD_B: tl.constexpr,
 ):
-    cols, col_ok, w = row_columns(W, N, BLOCK_N,
-                                  HAS_W)  # w once per program, not per row
-    first, end = block_of_rows(tl.program_id(0), rows_per_program, M)
-    start, x, dy = first_loads(X, DY, first, end, cols, col_ok, STRIDE_X, STRIDE_DY,
-                               ROWS,
-                               PREFETCH)
+    # w once per program, not per row; the first step's x and dy when prefetching
+    cols, col_ok, w, start, end, x, dy = backward_rows_start(
+        X, DY, W, M, rows_per_program, N, BLOCK_N, STRIDE_X, STRIDE_DY, ROWS, PREFETCH,
+        HAS_W)
     # fp32 accumulators in registers: a bf16 running sum would stop growing once it
     # is 256 times larger than what is added to it
     dw = tl.zeros([BLOCK_N], dtype=tl.float32)

@@ -6,8 +6,8 @@ fp32 running sum, dW, a program.
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
 from normkit.aligned import class_frame, load_edges, store_frame
 from normkit.tiles import (
-    SHARE_COLUMNS, add_to_running, block_of_rows, first_loads, load_rows, per_row,
-    row_sum, row_columns, share_tile, step_loads, share_columns, times_weight)
+    SHARE_COLUMNS, add_to_running, backward_rows_start, block_of_rows, first_loads, load_rows,
+    per_row, row_sum, share_tile, step_loads, share_columns, times_weight)
 
 import triton
 import triton.language as tl
@@ -29,12 +29,10 @@ def rms_fast_bwd_kernel(
     HAS_W: tl.constexpr,
     GRAD_X: tl.constexpr, GRAD_W: tl.constexpr,  # wanted by autograd
 ):
-    cols, col_ok, w = row_columns(W, N, BLOCK_N,
-                                  HAS_W)  # w once per program, not per row
-    first, end = block_of_rows(tl.program_id(0), rows_per_program, M)
-    start, x, dy = first_loads(X, DY, first, end, cols, col_ok, STRIDE_X, STRIDE_DY,
-                               ROWS,
-                               PREFETCH)
+    # w once per program, not per row; the first step's x and dy when prefetching
+    cols, col_ok, w, start, end, x, dy = backward_rows_start(
+        X, DY, W, M, rows_per_program, N, BLOCK_N, STRIDE_X, STRIDE_DY, ROWS, PREFETCH,
+        HAS_W)
     # the fp32 accumulator lives in registers for the whole block of rows
     dw = tl.zeros([BLOCK_N], dtype=tl.float32)
     while start < end:
