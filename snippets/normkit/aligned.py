@@ -130,22 +130,27 @@ def class_edges(n_cols, lanes, v):
 
 
 def classes_config(config, n_cols, element_size):
-    """The backward where the table's design would move one element an access (odd N):
-    ("classes", LANES, ROWS, num_warps, per_sm, PREFETCH, V, EDGES, fallback); elsewhere
-    the table's configuration as it is. Rows r and r + V start the same s lanes into their
-    16-byte window, so a program that owns rows of one residue class reads each from its
-    window's aligned start in 16-byte accesses, keeps the weight and its sums in that
-    frame, and writes them back once. 16 elements a thread, as the row rule it replaces
-    (narrow_row_config), now its fallback for an input it cannot read (rows not N apart,
-    a pointer off 16 bytes). Rows on 4 or 8 bytes keep the table's staged entries, which
-    move 4 or 8 bytes an access and measured ahead of the row rule (notes/data/cliff-6);
-    the classes there are measured in notes/issue-39.md."""
+    """The backward where rows start on 2 bytes (16-bit values, odd N), from 4096 to
+    8192 lanes: ("classes", LANES, ROWS, num_warps, per_sm, PREFETCH, V, EDGES,
+    fallback); elsewhere at odd N the row rule (narrow_row_config), and the table's
+    configuration as it is at every other N. Rows r and r + V start the same s lanes
+    into their 16-byte window, so a program that owns rows of one residue class reads
+    each from its window's aligned start in 16-byte accesses, keeps the weight and its
+    sums in that frame, and writes them back once. One warp per 1024 lanes: 8 warps
+    measured 8 to 30 points slower at 4096 lanes (notes/issue-39.md). Measured ahead of
+    the row rule at 3001, 4097 and 8193; behind it at wider rows (12289, 16383) and in
+    fp32 at 4097, which keep the row rule. The row rule is also the fallback for an
+    input the classes cannot read (rows not N apart, a pointer off 16 bytes). Rows on
+    4 or 8 bytes keep the table's staged entries, which move 4 or 8 bytes an access and
+    measured ahead of the classes there."""
     if not one_element_accesses(n_cols, element_size):
         return config
     v = vector(element_size)
     lanes = class_lanes(n_cols, v)
-    num_warps = min(32, max(1, lanes // 512))
-    return ("classes", lanes, 1, num_warps, max(1, 16 // num_warps), lanes <= 8192, v,
+    if element_size != 2 or not 4096 <= lanes <= 8192:
+        return narrow_row_config(n_cols)
+    num_warps = lanes // 1024
+    return ("classes", lanes, 1, num_warps, 16 // num_warps, True, v,
             class_edges(n_cols, lanes, v), narrow_row_config(n_cols))
 
 

@@ -58,9 +58,12 @@ def test_classes_hold_a_window_as_a_power_of_two_and_edges(n, v, lanes, edges):
 
 
 @pytest.mark.parametrize("n, element_size, classes", [
-    (8193, 2, ("classes", 8192, 1, 16, 1, True, 8, 16, ("row", 16384, 1, 32, 1, False))),
-    (4097, 2, ("classes", 4096, 1, 8, 2, True, 8, 16, ("row", 8192, 1, 16, 1, True))),
-    (4097, 4, ("classes", 4096, 1, 8, 2, True, 4, 8, ("row", 8192, 1, 16, 1, True))),
+    (8193, 2, ("classes", 8192, 1, 8, 2, True, 8, 16, ("row", 16384, 1, 32, 1, False))),
+    (4097, 2, ("classes", 4096, 1, 4, 4, True, 8, 16, ("row", 8192, 1, 16, 1, True))),
+    (3001, 2, ("classes", 4096, 1, 4, 4, True, 8, 16, ("row", 4096, 1, 8, 2, True))),
+    # rows on 2 bytes the classes measured behind: the row rule
+    (12289, 2, ("row", 16384, 1, 32, 1, False)), (1025, 2, ("row", 2048, 1, 4, 4, True)),
+    (4097, 4, ("row", 8192, 1, 16, 1, True)),  # rows on 4 bytes in fp32
     (4098, 2, None), (4100, 2, None),  # rows on 4 and 8 bytes in 16 bits: as tuned
     (4096, 2, None), (4100, 4, None)])  # rows on 16 bytes: as tuned
 def test_rows_off_16_bytes_take_the_classes_backward(n, element_size, classes):
