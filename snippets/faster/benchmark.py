@@ -78,7 +78,7 @@ HOST_M = (1, 8, 64, 512)
 HOST_N = (2048, 4096, 8192)
 
 
-HOST_TARGETS = {"fwd": 1.2, "fwd_bwd": 1.5}
+HOST_TARGETS = {"fwd": 1.3, "fwd_bwd": 1.5}
 
 
 def rows_from(figures, kinds=("gpu",)):

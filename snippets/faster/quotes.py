@@ -219,7 +219,7 @@ def quotes(measurements, t=ENGLISH):
          "walk_min_cols_16": str(aligned.WALK_MIN_COLS[2]),
          "walk_min_cols_32": str(aligned.WALK_MIN_COLS[4]),
          "walk_chunks": walk_chunks_text(res, t),
-         "narrow_elements_per_thread": str(_elements_per_thread(aligned.narrow_backward_config(4097, 2)))}
+         "classes_elements_per_thread": str(_elements_per_thread(aligned.classes_config(None, 4097, 2)))}
     for key, value in protocol.items():
         q[f"timing_{key}"] = str(value)
 

@@ -7,10 +7,13 @@ there are (DESIGNS).
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
 
 import pytest
+import torch
 
 from layernorm import fast as layernorm_fast, test_fast as layernorm_tests
 from normkit import aligned
-from normkit.testing import DTYPES, TABLE_ENTRY_SIZES
+from normkit.runtime import DEVICE
+from normkit.testing import (DTYPES, FAST_DESIGNS, TABLE_ENTRY_SIZES, UNREADABLE_LAYOUTS, assert_close,
+                             layer_norm_exact, rms_norm_exact, unreadable_rows)
 from rmsnorm import fast as rmsnorm_fast, test_fast as rmsnorm_tests
 
 OPS = {"layernorm": (layernorm_fast, layernorm_tests), "rmsnorm": (rmsnorm_fast, rmsnorm_tests)}
@@ -52,6 +55,79 @@ def test_each_design(op, design, shape, dtype, monkeypatch):
     monkeypatch.setattr(fast.OP, "forward_plans", {})
     monkeypatch.setattr(fast.OP, "backward_plans", {})
     tests.check(shape, dtype)
+
+
+EXACT = {"layernorm": lambda x, w: layer_norm_exact(x, (x.shape[1],), w, None, 1e-5),
+         "rmsnorm": lambda x, w: rms_norm_exact(x, (x.shape[1],), w, 1e-5)}
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("layout", UNREADABLE_LAYOUTS)
+def test_rows_the_classes_cannot_read_take_the_fallback(op, layout):
+    # the classes kernel would read these one element at a time (Triton compiles it for the
+    # pointers it is given): the plan's fallback, the row design, runs instead
+    fast, n = OPS[op][0], 257
+    x, dy = unreadable_rows(layout, n), unreadable_rows(layout, n)
+    w = torch.rand(n, device=DEVICE) + 0.5
+    params = (w,) + (None,) * (len(fast.OP.PARAMS) - 1)
+    _, stats = fast.OP.forward_rows(x, *params, 1e-5)
+    config = FAST_DESIGNS["classes"][1](n)
+    dx, rows = fast.OP.backward_rows(dy, x, w, stats, (True, True, False), config=config)
+    xr, wr = x.double().cpu().requires_grad_(), w.double().cpu().requires_grad_()
+    dxr, dwr = torch.autograd.grad(EXACT[op](xr, wr), (xr, wr), dy.double().cpu())
+    assert_close("dx", dx, dxr, torch.float32, 1.0)
+    assert_close("dW", rows[0], dwr, torch.float32, 1.0)
+    if layout == "rows apart":  # known from the strides: the plan is the fallback's
+        plan = fast.OP.backward_plan(x, dy, w, (True, True, False), config)
+        assert plan.kernel.launcher is fast.OP.BACKWARD["row"]
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("needs", [(True, False, False), (False, True, True), (True, True, True)], ids=str)
+@pytest.mark.parametrize("weight", [True, False], ids=["weight", "no weight"])
+def test_classes_compute_what_is_asked(op, needs, weight):
+    # rows of 1001: every offset into a window of 8, M = 30 leaves classes of 3 and 4 rows
+    fast, n = OPS[op][0], 1001
+    needs = needs[:len(fast.OP.PARAMS) + 1]
+    g = torch.Generator().manual_seed(1)
+    x, dy = (torch.randn(30, n, generator=g).to(DEVICE) for _ in range(2))
+    w = (torch.rand(n, generator=g) + 0.5).to(DEVICE) if weight else None
+    params = (w,) + (None,) * (len(fast.OP.PARAMS) - 1)
+    _, stats = fast.OP.forward_rows(x, *params, 1e-5)
+    dx, rows = fast.OP.backward_rows(dy, x, w, stats, needs, config=FAST_DESIGNS["classes"][1](n))
+    xr = x.double().cpu().requires_grad_()
+    wr = w.double().cpu().requires_grad_() if weight else torch.ones(n, dtype=torch.float64, requires_grad=True)
+    dxr, dwr = torch.autograd.grad(EXACT[op](xr, wr), (xr, wr), dy.double().cpu())
+    refs = {"W": dwr, "B": dy.double().cpu().sum(0)}  # dB: the bias adds dy
+    assert (dx is not None) == needs[0]
+    if needs[0]:
+        assert_close("dx", dx, dxr, torch.float32, 1.0)
+    # no weight, no dW
+    asked = [flag for flag, need in zip(fast.OP.flags, needs[1:]) if need and (flag != "W" or weight)]
+    assert rows.shape[0] == len(asked)
+    for flag, got in zip(asked, rows):
+        assert_close(f"d{flag}", got, refs[flag], torch.float32, 1.0)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_an_aligned_forward_keeps_the_tables_configuration_where_it_cannot_pay(op):
+    fast, n = OPS[op][0], 257
+    table = ("row", 512, 2, 4)
+    config = ("aligned", 512, 2, 4, table) if op == "rmsnorm" else ("aligned", 64, 1, 2, table)
+    params = (None,) * len(fast.OP.PARAMS)
+
+    def kernel(x, given=None):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(fast.OP, "forward_config", lambda n, elt: config)
+            plan = fast.OP.forward_plan(x, params, False, given)
+        return plan.kernel.launcher, plan.fallback is not None
+
+    aligned_kernel, table_kernel = fast.OP.forward_design(config, n, 4, n)[0], fast.OP.forward_design(table, n, 4, n)[0]
+    large = torch.empty(aligned.WINDOW_MIN_BYTES // (n * 4) + 1, n, device=DEVICE)
+    assert kernel(large) == (aligned_kernel, True)  # the pointer is checked at each call
+    assert kernel(torch.empty(64, n, device=DEVICE)) == (table_kernel, False)  # launch-bound: no weight table
+    assert kernel(torch.empty(64, n, device=DEVICE), config) == (aligned_kernel, True)  # a caller's (tests, tuning): as given
+    assert kernel(torch.empty(large.shape[0], n + 3, device=DEVICE)[:, :n]) == (table_kernel, False)  # rows n + 3 apart
 
 
 @pytest.mark.parametrize("op", OPS)

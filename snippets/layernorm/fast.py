@@ -53,8 +53,8 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from layernorm.fast_backward import (ln_fast_bwd_chunked_kernel, ln_fast_bwd_kernel,
-                                     ln_fast_bwd_staged_kernel)
+from layernorm.fast_backward import (ln_fast_bwd_chunked_kernel, ln_fast_bwd_classes_kernel,
+                                     ln_fast_bwd_kernel, ln_fast_bwd_staged_kernel)
 
 __all__ = ["ContractError", "LayerNormFast", "layer_norm_fast", "MAX_N"]
 
@@ -287,8 +287,9 @@ def ln_fast_fwd_aligned_kernel(
 # --8<-- [start:fast_direct_launch]
 fwd_row, fwd_aligned, fwd_chunked = map(DirectLauncher, (
     ln_fast_fwd_kernel, ln_fast_fwd_aligned_kernel, ln_fast_fwd_chunked_kernel))
-bwd_row, bwd_staged, bwd_chunked = map(DirectLauncher, (
-    ln_fast_bwd_kernel, ln_fast_bwd_staged_kernel, ln_fast_bwd_chunked_kernel))
+bwd_row, bwd_classes, bwd_staged, bwd_chunked = map(DirectLauncher, (
+    ln_fast_bwd_kernel, ln_fast_bwd_classes_kernel, ln_fast_bwd_staged_kernel,
+    ln_fast_bwd_chunked_kernel))
 # --8<-- [end:fast_direct_launch]
 
 
@@ -324,7 +325,8 @@ class LayerNormKernels(FastNorm):
     MAX_N = MAX_N
     WIDE = {"forward": ("chunked", 4096, 1, 16, 0), "backward": ("chunked", 4096, 1,
                                                                  16, 1)}
-    BACKWARD = {"row": bwd_row, "staged": bwd_staged, "chunked": bwd_chunked}
+    BACKWARD = {"row": bwd_row, "classes": bwd_classes, "staged": bwd_staged,
+                "chunked": bwd_chunked}
 
     def forward_rule(self, config, n_cols, element_size):
         """Rows whose every access would move one element: walked from their aligned

@@ -11,9 +11,10 @@ registers.
 """
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
-from normkit.tiles import (SHARE_COLUMNS, add_to_running, block_of_rows, first_loads, load_rows,
-                           pair_sums, per_row, row_columns, share_tile, step_loads, share_columns,
-                           times_weight)
+from normkit.aligned import class_frame, load_edges, store_frame
+from normkit.tiles import (SHARE_COLUMNS, add_to_running, backward_rows_start, block_of_rows,
+                           first_loads, load_rows, pair_sums, per_row, share_tile, step_loads,
+                           share_columns, times_weight)
 
 import triton
 import triton.language as tl
@@ -36,12 +37,10 @@ def ln_fast_bwd_kernel(
     # which gradients autograd wants
     GRAD_X: tl.constexpr, GRAD_W: tl.constexpr, GRAD_B: tl.constexpr,
 ):
-    cols, col_ok, w = row_columns(W, N, BLOCK_N,
-                                  HAS_W)  # w once per program, not per row
-    first, end = block_of_rows(tl.program_id(0), rows_per_program, M)
-    start, x, dy = first_loads(X, DY, first, end, cols, col_ok, STRIDE_X, STRIDE_DY,
-                               ROWS,
-                               PREFETCH)
+    # w once per program, not per row; the first step's x and dy when prefetching
+    cols, col_ok, w, start, end, x, dy = backward_rows_start(
+        X, DY, W, M, rows_per_program, N, BLOCK_N, STRIDE_X, STRIDE_DY, ROWS, PREFETCH,
+        HAS_W)
     # fp32 accumulators in registers: a bf16 running sum would stop growing once it
     # is 256 times larger than what is added to it
     dw = tl.zeros([BLOCK_N], dtype=tl.float32)
@@ -83,6 +82,75 @@ def ln_fast_bwd_kernel(
         db_row = Part + ((tl.num_programs(0) if GRAD_W else 0) + pid) * N
         tl.store(db_row + cols, db.to(Part.dtype.element_ty), mask=col_ok)
 # --8<-- [end:fast_backward_kernel]
+
+
+# --8<-- [start:fast_backward_classes_kernel]
+@triton.jit(do_not_specialize=["M", "rows_per_program"])
+def ln_fast_bwd_classes_kernel(
+    X, DY, DX, W, Stats,  # as ln_fast_bwd_kernel; the three (M, N) tensors'
+                          # rows N apart
+    Part,          # (GRAD_W + GRAD_B, programs, N) fp32: this program's sums in row pid
+    M, rows_per_program,
+    N: tl.constexpr,
+    LANES: tl.constexpr,   # the window's lanes in registers: the body
+    V: tl.constexpr,       # elements in 16 bytes: V residue classes of rows
+    EDGES: tl.constexpr,   # lanes of the edges' tile
+    ROWS: tl.constexpr, PREFETCH: tl.constexpr, HAS_W: tl.constexpr,
+    GRAD_X: tl.constexpr, GRAD_W: tl.constexpr, GRAD_B: tl.constexpr,
+):
+    # rows off 16 bytes: the program owns rows of one class, which all start s lanes
+    # into their 16-byte window, so one frame serves them all: the body in 16-byte
+    # accesses from the window's aligned start, the few other columns as the edges
+    c, first, end, X, DY, DX, s, lanes, body, cols_e, edge, w, w_e = class_frame(
+        X, DY, DX, W, M, rows_per_program, N, LANES, V, EDGES, HAS_W)
+    STEP: tl.constexpr = V * N  # from one row of the class to the next
+    start, x, dy = first_loads(X, DY, first, end, lanes, body, STEP, STEP, ROWS,
+                               PREFETCH)
+    # the running sums stay in the frame until the end
+    dw = tl.zeros([LANES], dtype=tl.float32)
+    db = tl.zeros([LANES], dtype=tl.float32)
+    dw_e = tl.zeros([EDGES], dtype=tl.float32)
+    db_e = tl.zeros([EDGES], dtype=tl.float32)
+    n = tl.full([], N, tl.float32)
+    while start < end:
+        rows, row_ok, mask, rows64, x, dy, x_next, dy_next = step_loads(
+            X, DY, x, dy, start, end, lanes, body, STEP, STEP, ROWS, PREFETCH)
+        at = c + rows * V  # the rows' own indices
+        mean = per_row(tl.load(Stats + at, mask=row_ok, other=0.0), ROWS)
+        rstd = per_row(tl.load(Stats + M + at, mask=row_ok, other=0.0), ROWS)
+        x_e, dy_e, mask_e, at_e = load_edges(X, DY, rows64, row_ok, s, cols_e, edge,
+                                             STEP)
+        xh = tl.where(mask, (x.to(tl.float32) - mean) * rstd, 0.0)
+        xh_e = tl.where(mask_e, (x_e - mean) * rstd, 0.0)
+        dyf = dy.to(tl.float32)
+        if GRAD_X:
+            g = dyf * w[None, :]
+            g_e = dy_e * w_e[None, :]
+            s1, s2 = pair_sums(xh * g, g, ROWS)
+            t1, t2 = pair_sums(xh_e * g_e, g_e, ROWS)
+            c1 = tl.math.div_rn(s1 + t1, n)
+            c2 = tl.math.div_rn(s2 + t2, n)
+            dx = (g - (xh * c1 + c2)) * rstd
+            tl.store(DX + rows64 * STEP + lanes[None, :], dx.to(DX.dtype.element_ty),
+                     mask=mask)
+            dx_e = (g_e - (xh_e * c1 + c2)) * rstd
+            tl.store(DX + at_e, dx_e.to(DX.dtype.element_ty), mask=mask_e)
+        if GRAD_W:
+            dw += tl.sum(dyf * xh, axis=0)
+            dw_e += tl.sum(dy_e * xh_e, axis=0)
+        if GRAD_B:
+            db += tl.sum(dyf, axis=0)
+            db_e += tl.sum(dy_e, axis=0)
+        x, dy = x_next, dy_next
+        start += ROWS
+
+    pid = tl.program_id(0)
+    if GRAD_W:
+        store_frame(Part + pid * N, lanes, s, body, cols_e, edge, dw, dw_e)
+    if GRAD_B:
+        db_row = Part + ((tl.num_programs(0) if GRAD_W else 0) + pid) * N
+        store_frame(db_row, lanes, s, body, cols_e, edge, db, db_e)
+# --8<-- [end:fast_backward_classes_kernel]
 
 
 # --8<-- [start:fast_backward_staged_kernel]

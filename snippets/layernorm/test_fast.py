@@ -95,7 +95,7 @@ def test_many_rows_interpreter_sized():
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 # 3, 257 and 1026 columns: rows that start off 16 bytes in every dtype but 1026 in fp32; 3 and 257
-# (odd N) take the row backward (normkit.aligned.narrow_backward_config)
+# (odd N) take the row backward (normkit.aligned.narrow_row_config): too narrow for the classes
 @pytest.mark.parametrize("shape", [(5, 3), (13, 257), (9, 1026)], ids=str)
 def test_rows_off_16_bytes(shape, dtype):
     check(shape, dtype)
@@ -113,7 +113,7 @@ def test_which_rows_the_forward_reads_from_aligned_windows(n, element_size, wind
 def test_rows_read_from_aligned_windows_by_default(dtype, monkeypatch):
     monkeypatch.setattr(aligned, "WINDOW_MIN_BYTES", 0)  # the test's input is small
     monkeypatch.setattr(fast.OP, "forward_plans", {})  # none made with the default
-    check((3, 8193), dtype)  # four steps of 2048 lanes; the row backward (narrow_backward_config)
+    check((3, 8193), dtype)  # four steps of 2048 lanes; in 16 bits the classes backward (classes_config)
 
 
 @pytest.mark.parametrize("params", ["fp32", "no weight", "no bias", "neither"])

@@ -13,7 +13,7 @@ window in registers (window_config says where). LayerNorm's walks it in chunks (
 whole beside the centred row, the weight and the bias, its window left one program an SM and
 measured behind the table's designs at most odd widths (notes/fast-kernels.md, eighth session).
 
-The backward does not stage rows of odd N (narrow_backward_config says what it runs instead).
+The backward reads rows of odd N by residue class (classes_config says how).
 """
 
 import math
@@ -22,6 +22,7 @@ import triton
 import triton.language as tl
 
 from normkit.direct_launch import DirectLauncher
+from normkit.tiles import load_weight
 
 VECTOR_BYTES = 16  # the widest load a thread issues
 
@@ -101,38 +102,56 @@ def walk_lanes(n_cols, chunk):
     return (triton.cdiv(n_cols - 1, chunk) + 1) * chunk
 
 
-def readable(x2d):
-    """Whether the aligned kernels can read x2d: rows one after the other (so that the output's
-    rows start where the input's do) from a 16-byte-aligned first row."""
-    return x2d.stride(0) == x2d.shape[1] and x2d.data_ptr() % VECTOR_BYTES == 0
-
-
-def chosen(config, x2d, default):
-    """The configuration a forward runs: an aligned one falls back to the table's own (its last
-    field) for an input the windows cannot read, and, when it is the default (not given by a
-    caller), for an input too small to pay for the weight table's launch."""
-    if config[0] != "aligned":
-        return config
-    small = default and x2d.numel() * x2d.element_size() < WINDOW_MIN_BYTES
-    return config[4] if small or not readable(x2d) else config
-
-
-def narrow_backward_config(n_cols, element_size):
-    """The backward for rows whose every access would move one element (odd N), else None.
-    Its staged copies into shared memory (cp.async) would move one element each too, or none at
-    all: cp.async copies 4, 8 or 16 bytes, and for rows on 2 bytes Triton's pipeliner keeps the
-    stages in registers, which spill (8193 bf16: 192 to 334 spills, 3 to 7 % of the copy
-    bandwidth; notes/data/cliff-4). Such rows run the row design, the whole row in registers at
-    16 elements a thread and 16 warps an SM (notes/data/cliff-3: near the best row
-    configurations at odd bf16 widths), prefetching the next row up to 8192 columns (above, the
-    prefetch spills). Measured (cliff-5, cliff-6): ahead of the staged entries at every odd N
-    tried in bf16 and fp16 and at most in fp32; at rows on 4 bytes in 16 bits (two elements an
-    access) the staged entries stay ahead at most widths, so those keep them."""
-    if not one_element_accesses(n_cols, element_size):
-        return None
+def narrow_row_config(n_cols):
+    """The row backward for rows whose every access moves one element, the fallback of
+    the classes backward for an input it cannot read: the whole row in registers at 16
+    elements a thread and 16 warps an SM (notes/data/cliff-3: near the best row
+    configurations at odd bf16 widths), prefetching the next row up to 8192 columns
+    (above, the prefetch spills). The staged copies into shared memory (cp.async) would
+    move one element each too, or none at all (notes/data/cliff-4)."""
     block_n = triton.next_power_of_2(n_cols)
     num_warps = min(32, max(1, block_n // 512))
     return "row", block_n, 1, num_warps, max(1, 16 // num_warps), block_n <= 8192
+
+
+def class_lanes(n_cols, v):
+    """The lanes a classes backward holds of a row's window (N + V - 1 lanes from the
+    aligned start): the power of two at or above it, or the one below when the rest is
+    at most V lanes, which the edges then carry (4097 bf16: 4096 lanes, not 8192)."""
+    span = n_cols + v - 1
+    below = 1 << (span.bit_length() - 1)
+    return below if span - below <= v else triton.next_power_of_2(span)
+
+
+def class_edges(n_cols, lanes, v):
+    """Lanes of the edges' tile: V for the head's partial group, then the tail, at most
+    V - 1 columns, or all past the body's LANES lanes."""
+    return triton.next_power_of_2(v + max(v - 1, n_cols + v - 1 - lanes))
+
+
+def classes_config(config, n_cols, element_size):
+    """The backward where rows start on 2 bytes (16-bit values, odd N), from 4096 to
+    8192 lanes: ("classes", LANES, ROWS, num_warps, per_sm, PREFETCH, V, EDGES,
+    fallback); elsewhere at odd N the row rule (narrow_row_config), and the table's
+    configuration as it is at every other N. Rows r and r + V start the same s lanes
+    into their 16-byte window, so a program that owns rows of one residue class reads
+    each from its window's aligned start in 16-byte accesses, keeps the weight and its
+    sums in that frame, and writes them back once. One warp per 1024 lanes: 8 warps
+    measured 8 to 30 points slower at 4096 lanes (notes/issue-39.md). Measured ahead of
+    the row rule at 3001, 4097 and 8193; behind it at wider rows (12289, 16383) and in
+    fp32 at 4097, which keep the row rule. The row rule is also the fallback for an
+    input the classes cannot read (rows not N apart, a pointer off 16 bytes). Rows on
+    4 or 8 bytes keep the table's staged entries, which move 4 or 8 bytes an access and
+    measured ahead of the classes there."""
+    if not one_element_accesses(n_cols, element_size):
+        return config
+    v = vector(element_size)
+    lanes = class_lanes(n_cols, v)
+    if element_size != 2 or not 4096 <= lanes <= 8192:
+        return narrow_row_config(n_cols)
+    num_warps = lanes // 1024
+    return ("classes", lanes, 1, num_warps, 16 // num_warps, True, v,
+            class_edges(n_cols, lanes, v), narrow_row_config(n_cols))
 
 
 # --8<-- [start:aligned_rows]
@@ -166,6 +185,72 @@ def edges_of(s, row_ok, N: tl.constexpr, V: tl.constexpr, E: tl.constexpr,
     cols = tl.where(e < V, e, tail + e - V)
     return cols, tl.where(e < V, e < head, (e < 2 * V) & (cols < N)) & row_ok[:, None]
 # --8<-- [end:aligned_rows]
+
+
+# --8<-- [start:row_classes]
+@triton.jit
+def class_block(pid, M, rows_per_program, N: tl.constexpr, V: tl.constexpr):
+    """The rows a program owns, by residue class: rows c, c + V, c + 2V, ... all start
+    the same s lanes into their 16-byte window (c = pid % V). Returns c, the block
+    [first, end) of the class's rows it owns (counted in steps of V rows), the offset
+    of row c's window (aligned: a multiple of V) and s."""
+    c = pid % V
+    first = (pid // V) * rows_per_program
+    end = tl.minimum(first + rows_per_program, (M - c + V - 1) // V)
+    s = (c * N) % V
+    return c, first, end, tl.multiple_of(c * N - s, V), s
+
+
+@triton.jit
+def class_columns(s, N: tl.constexpr, LANES: tl.constexpr, V: tl.constexpr,
+                  EDGES: tl.constexpr):
+    """A class's frame, the same for each of its rows: the window's LANES lanes and
+    its body (the groups of V lanes wholly inside the row: 16-byte accesses), then the
+    row's other columns, at most EDGES (the partial group at the head, then the tail
+    from the body's end or the tile's), and which of the edge lanes hold one."""
+    lanes = tl.arange(0, LANES)
+    group = (lanes // V) * V
+    body = (group >= s) & (group + V <= s + N)
+    e = tl.arange(0, EDGES)
+    head = tl.minimum((V - s) % V, N)
+    tail = tl.maximum(tl.minimum((s + N) // V * V, LANES) - s, head)
+    cols_e = tl.where(e < V, e, tail + e - V)
+    return lanes, body, cols_e, tl.where(e < V, e < head, cols_e < N)
+
+
+@triton.jit
+def class_frame(X, DY, DX, W, M, rows_per_program, N: tl.constexpr, LANES: tl.constexpr,
+                V: tl.constexpr, EDGES: tl.constexpr, HAS_W: tl.constexpr):
+    """What a classes backward program works in (class_block, class_columns): its class
+    c, its block [first, end) of the class's rows, the three row pointers moved to
+    row c's window, s, the frame's lanes, body, edge columns and mask, and the weight
+    in the frame (body and edges), loaded once."""
+    c, first, end, window, s = class_block(tl.program_id(0), M, rows_per_program, N, V)
+    lanes, body, cols_e, edge = class_columns(s, N, LANES, V, EDGES)
+    w = load_weight(W, lanes - s, body, HAS_W)
+    w_e = load_weight(W, cols_e, edge, HAS_W)
+    return (c, first, end, X + window, DY + window, DX + window, s, lanes, body, cols_e,
+            edge, w, w_e)
+# --8<-- [end:row_classes]
+
+@triton.jit
+def load_edges(X, DY, rows64, row_ok, s, cols_e, edge, STEP: tl.constexpr):
+    """x and dy in fp32 at the edge columns of a step's rows (rows64: their places in
+    the class, a column), where they are in the row, and their offsets (dx's too)."""
+    mask = row_ok[:, None] & edge[None, :]
+    at = rows64 * STEP + s + cols_e[None, :]
+    x = tl.load(X + at, mask=mask, other=0.0).to(tl.float32)
+    dy = tl.load(DY + at, mask=mask, other=0.0).to(tl.float32)
+    return x, dy, mask, at
+
+
+@triton.jit
+def store_frame(PART, lanes, s, body, cols_e, edge, sums, sums_e):
+    """A class's sums back in the row's columns, once: the body's lane l holds column
+    l - s, the edges' lanes their own columns."""
+    tl.store(PART + lanes - s, sums.to(PART.dtype.element_ty), mask=body)
+    tl.store(PART + cols_e, sums_e.to(PART.dtype.element_ty), mask=edge)
+
 
 
 @triton.jit

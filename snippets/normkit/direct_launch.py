@@ -102,12 +102,7 @@ class DirectLauncher:
             self.stream_of = driver.active.get_current_stream
             return compiled
         compiled, constants = entry
-        hook = knobs.runtime.launch_enter_hook
-        stream = self.stream_of(device)
-        grid = (*grid, 1, 1)
-        compiled.run(grid[0], grid[1], grid[2], stream, compiled.function, compiled.packed_metadata,
-                     compiled.launch_metadata(grid, stream, *args, *constants) if hook else None,
-                     hook, knobs.runtime.launch_exit_hook, *args, *constants)
+        run_compiled(compiled, constants, self.stream_of(device), grid, args)
         return compiled
 
     def bound(self, args, meta):
@@ -125,18 +120,22 @@ class DirectLauncher:
         if entry is None or _or_of_pointers(args, tensors) % 16:
             return None
         compiled, constants = entry
-        function, packed, stream_of = compiled.function, compiled.packed_metadata, self.stream_of
+        stream_of = self.stream_of
 
         def run(grid, args):
             if _or_of_pointers(args, tensors) % 16 or torch.cuda.current_device() != device:
                 return self.launch(grid, args, meta)
-            hook = knobs.runtime.launch_enter_hook
-            stream = stream_of(device)
-            grid = (*grid, 1, 1)
-            compiled.run(grid[0], grid[1], grid[2], stream, function, packed,
-                         compiled.launch_metadata(grid, stream, *args, *constants) if hook else None,
-                         hook, knobs.runtime.launch_exit_hook, *args, *constants)
+            run_compiled(compiled, constants, stream_of(device), grid, args)
         return run
+
+
+def run_compiled(compiled, constants, stream, grid, args):
+    """The launch of a compiled kernel, as the JIT's own last step makes it."""
+    hook = knobs.runtime.launch_enter_hook
+    grid = (*grid, 1, 1)
+    compiled.run(grid[0], grid[1], grid[2], stream, compiled.function, compiled.packed_metadata,
+                 compiled.launch_metadata(grid, stream, *args, *constants) if hook else None,
+                 hook, knobs.runtime.launch_exit_hook, *args, *constants)
 
 
 def _or_of_pointers(args, tensors):

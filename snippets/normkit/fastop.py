@@ -36,11 +36,6 @@ from normkit.runtime import INTERPRETED
 from normkit.tiles import forward_entry_config, staged_config
 
 
-def cdiv(a, b):
-    """ceil(a / b) for positive ints, without a call into triton."""
-    return -(-a // b)
-
-
 @functools.lru_cache(maxsize=None)
 def sm_count(device_index):
     if INTERPRETED:
@@ -132,9 +127,9 @@ def default_backward(n_cols, element_size):
 
 def backward_grid(M, rows, programs):
     """The persistent grid: at most `programs` programs, each with whole ROWS-steps."""
-    programs = max(1, min(programs, cdiv(M, rows)))
-    rows_per_program = cdiv(cdiv(M, programs), rows) * rows
-    return cdiv(M, rows_per_program), rows_per_program
+    programs = max(1, min(programs, triton.cdiv(M, rows)))
+    rows_per_program = triton.cdiv(triton.cdiv(M, programs), rows) * rows
+    return triton.cdiv(M, rows_per_program), rows_per_program
 
 
 # plans kept an op and pass: a model's shapes are few; ever new shapes start again
@@ -179,6 +174,7 @@ class BackwardPlan(NamedTuple):
     reduce: Optional[Launch]  # the sum of the partial rows, when there are some
     groups: int               # groups of programs, one partial row each
     rows_per_program: int
+    fallback: Optional["BackwardPlan"] = None  # for inputs the classes cannot read
 
 
 class FastNorm:
@@ -233,7 +229,7 @@ class FastNorm:
         table = self.tuned_table(element_size)
         if table is None:
             return None
-        return table[kind].get(cdiv(n_cols, table["step"]) * table["step"])
+        return table[kind].get(triton.cdiv(n_cols, table["step"]) * table["step"])
 
     @functools.lru_cache(maxsize=None)
     def forward_config(self, n_cols, element_size):
@@ -252,12 +248,12 @@ class FastNorm:
     def backward_config(self, n_cols, element_size):
         """("row", BLOCK_N, ROWS, num_warps, programs_per_sm, PREFETCH),
         ("staged", TILE, ROWS, num_warps, programs_per_sm, SPLIT, STAGES, REST, EARLY)
-        or ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward. Rows
-        of odd N take the row design (normkit.aligned.narrow_backward_config)."""
+        or ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward; rows
+        that do not start on 16 bytes by residue class (normkit.aligned.classes_config)."""
         entry = self.table_entry("backward", n_cols, element_size)
         if entry is not None:
-            return (aligned.narrow_backward_config(n_cols, element_size)
-                    or backward_entry_config(entry, n_cols))
+            return aligned.classes_config(backward_entry_config(entry, n_cols), n_cols,
+                                          element_size)
         if n_cols > self.MAX_N:
             return self.WIDE["backward"]
         return default_backward(n_cols, element_size)
@@ -316,7 +312,8 @@ class FastNorm:
         flags = {f"HAS_{flag}": present for flag, present in zip(self.flags, has)}
         meta.update(N=N, **flags, SAVE_STATS=save, num_warps=config[3])
         shift = (meta["LANES"], meta["V"]) if config[0] == "aligned" else None
-        return ForwardPlan(Launch(launcher, (cdiv(M, config[2]),), meta), shift, None)
+        grid = (triton.cdiv(M, config[2]),)
+        return ForwardPlan(Launch(launcher, grid, meta), shift, None)
     # --8<-- [end:forward_launch]
 
     # --8<-- [start:backward_launch]
@@ -345,6 +342,8 @@ class FastNorm:
                 self.backward_plans, key, self.backward_plan(x2d, dy2d, weight, wants))
         else:
             plan = self.backward_plan(x2d, dy2d, weight, wants, config, programs)
+        if plan.fallback is not None and (x2d.data_ptr() | dy2d.data_ptr()) % 16:
+            plan = plan.fallback
         part = out
         if plan.reduce is not None:
             part = torch.empty((parts, plan.groups, N), dtype=torch.float32,
@@ -370,32 +369,48 @@ class FastNorm:
         # a persistent grid: every program resident at once
         programs = programs or sm_count(x2d.device.index) * config[4]
         strides = (dropin.row_stride(x2d), dropin.row_stride(dy2d))
-        return self.backward_launch(config, M, N, strides, weight is not None, wants,
-                                    programs)
+        plan = functools.partial(self.backward_launch, M=M, N=N, strides=strides,
+                                 has_w=weight is not None, wants=wants, programs=programs)
+        if config[0] != "classes":
+            return plan(config)
+        # the classes read rows N apart from 16-byte-aligned pointers, else the fallback
+        fallback = plan(config[-1])
+        if strides != (N, N):
+            return fallback
+        return plan(config)._replace(fallback=fallback)
 
     def backward_launch(self, config, M, N, strides, has_w, wants, programs):
         """A configuration's launch for M rows of N on `programs` programs, each group
         of SPLIT programs with a block of rows, and the sum of their partial rows."""
         kind, block, rows, num_warps = config[:4]
         split = config[5] if kind == "staged" else 1  # programs per row
-        groups, rows_per_program = backward_grid(M, rows, max(1, programs // split))
+        if kind == "classes":  # V residue classes of rows, each with programs of its own
+            v = config[6]
+            groups, rows_per_program = backward_grid(triton.cdiv(M, v), rows,
+                                                     max(1, programs // v))
+            groups *= v
+            design = {"LANES": block, "PREFETCH": config[5], "V": v, "EDGES": config[7]}
+        else:
+            groups, rows_per_program = backward_grid(M, rows, max(1, programs // split))
         if kind == "row":
             design = {"BLOCK_N": block, "PREFETCH": config[5]}
         elif kind == "staged":
             design = {"SPLIT": split, "TILE": block, "REST": config[7],
                       "STAGES": config[6], "EARLY": config[8]}
-        else:
+        elif kind == "chunked":
             design = {"CHUNK": block}
         grads = {f"GRAD_{flag}": want for flag, want in zip(self.flags, wants[1:])}
-        meta = dict(N=N, STRIDE_X=strides[0], STRIDE_DY=strides[1], **design, ROWS=rows,
-                    HAS_W=has_w, GRAD_X=wants[0], **grads, num_warps=num_warps)
+        if kind != "classes":  # the classes read rows N apart
+            design.update(STRIDE_X=strides[0], STRIDE_DY=strides[1])
+        meta = dict(N=N, **design, ROWS=rows, HAS_W=has_w, GRAD_X=wants[0], **grads,
+                    num_warps=num_warps)
         kernel = Launch(self.BACKWARD[kind], (groups * split,), meta)
         # one group writes its sums straight out; the chunked design keeps its running
         # sums in its partial rows, even for one group
         reduce = None
-        if any(wants[1:]) and (kind == "chunked" or groups > 1):
+        if any(wants[1:]) and (kind in ("chunked", "classes") or groups > 1):
             reduce_n = 64 if N > 2048 else 32
-            reduce = Launch(sum_partials, (cdiv(N, reduce_n), sum(wants[1:])),
+            reduce = Launch(sum_partials, (triton.cdiv(N, reduce_n), sum(wants[1:])),
                             {"BLOCK_P": 32, "BLOCK_N": reduce_n, "num_warps": 4})
         return BackwardPlan(kernel, reduce, groups, rows_per_program)
     # --8<-- [end:backward_launch]

@@ -48,28 +48,24 @@ def test_walk_config_takes_about_four_steps():
     assert aligned.walk_lanes(4097, 1024) == 5 * 1024  # four steps from lane V: V + 4096 lanes
 
 
-@pytest.mark.parametrize("n, element_size, config", [
-    (8193, 2, ("row", 16384, 1, 32, 1, False)), (4097, 2, ("row", 8192, 1, 16, 1, True)),
-    (2049, 2, ("row", 4096, 1, 8, 2, True)), (1025, 2, ("row", 2048, 1, 4, 4, True)),
-    (257, 2, ("row", 512, 1, 1, 16, True)),
-    (4097, 4, ("row", 8192, 1, 16, 1, True)),  # fp32 rows of odd N: one element an access too
-    (4098, 2, None), (4096, 2, None), (4098, 4, None)])  # two elements an access or more: as tuned
-def test_rows_of_odd_width_take_the_row_backward(n, element_size, config):
-    assert aligned.narrow_backward_config(n, element_size) == config
+@pytest.mark.parametrize("n, v, lanes, edges", [
+    (4097, 8, 4096, 16),    # 4104 lanes from the window's start: 4096 and the rest in the edges
+    (4098, 8, 8192, 16), (8193, 8, 8192, 16), (3001, 8, 4096, 16), (257, 8, 256, 16),
+    (4097, 4, 4096, 8),     # fp32: four lanes to 16 bytes
+    (1, 8, 8, 16)])
+def test_classes_hold_a_window_as_a_power_of_two_and_edges(n, v, lanes, edges):
+    assert aligned.class_lanes(n, v) == lanes and aligned.class_edges(n, lanes, v) == edges
 
 
-def test_readable_inputs():
-    x = torch.empty(64, 257)
-    assert aligned.readable(x)
-    assert not aligned.readable(torch.empty(64 * 257 + 1)[1:].view(64, 257))  # the first row off 16 bytes
-    assert not aligned.readable(torch.empty(64, 260)[:, :257])  # rows 260 apart: the output's are 257
-
-
-def test_small_inputs_keep_the_tables_configuration_unless_given_one():
-    table = ("row", 512, 2, 4)
-    config = ("aligned", 512, 2, 4, table)
-    small, large = torch.empty(64, 257), torch.empty(aligned.WINDOW_MIN_BYTES // (257 * 4) + 1, 257)
-    assert aligned.chosen(config, small, default=True) == table  # launch-bound: no weight table
-    assert aligned.chosen(config, large, default=True) == config
-    assert aligned.chosen(config, small, default=False) == config  # a caller's (tests, tuning): as given
-    assert aligned.chosen(table, small, default=True) == table
+@pytest.mark.parametrize("n, element_size, classes", [
+    (8193, 2, ("classes", 8192, 1, 8, 2, True, 8, 16, ("row", 16384, 1, 32, 1, False))),
+    (4097, 2, ("classes", 4096, 1, 4, 4, True, 8, 16, ("row", 8192, 1, 16, 1, True))),
+    (3001, 2, ("classes", 4096, 1, 4, 4, True, 8, 16, ("row", 4096, 1, 8, 2, True))),
+    # rows on 2 bytes the classes measured behind: the row rule
+    (12289, 2, ("row", 16384, 1, 32, 1, False)), (1025, 2, ("row", 2048, 1, 4, 4, True)),
+    (4097, 4, ("row", 8192, 1, 16, 1, True)),  # rows on 4 bytes in fp32
+    (4098, 2, None), (4100, 2, None),  # rows on 4 and 8 bytes in 16 bits: as tuned
+    (4096, 2, None), (4100, 4, None)])  # rows on 16 bytes: as tuned
+def test_rows_off_16_bytes_take_the_classes_backward(n, element_size, classes):
+    table = ("staged", 1)
+    assert aligned.classes_config(table, n, element_size) == (classes or table)

@@ -8,6 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from normkit import aligned
 from normkit.launch import ContractError
 from normkit.runtime import DEVICE
 from normkit.tiles import staged_config
@@ -174,6 +175,17 @@ def _staged(rows, split, tiles, early=False):
     return lambda n: staged_config(n, rows, 4, 2, split, 3, tiles, early)
 
 
+def _classes(rows, prefetch, v=8):
+    """The backward by residue classes (normkit.aligned.classes_config) with V = v in every
+    dtype: any V is exact, and 8 puts the tests' rows at every offset into their windows; 4
+    programs an interpreted SM: two blocks of rows a class."""
+    def config(n):
+        lanes = aligned.class_lanes(n, v)
+        return ("classes", lanes, rows, 4, 4, prefetch, v, aligned.class_edges(n, lanes, v),
+                ("row", 1024, 2, 4, 2, True))
+    return config
+
+
 FAST_DESIGNS = {
     "row": (lambda n: ("row", 1024, 2, 4), lambda n: ("row", 1024, 2, 4, 2, True)),
     "chunked": (lambda n: ("chunked", 256, 2, 4), lambda n: ("chunked", 256, 2, 4, 1)),
@@ -183,6 +195,8 @@ FAST_DESIGNS = {
     "staged-tiles": (lambda n: ("row", 1024, 2, 4), _staged(1, 1, 2)),
     "staged-split": (lambda n: ("row", 1024, 2, 4), _staged(2, 2, 2)),
     "staged-early": (lambda n: ("row", 1024, 2, 4), _staged(1, 2, 2, early=True)),
+    "classes": (lambda n: ("row", 1024, 2, 4), _classes(1, True)),
+    "classes-rows": (lambda n: ("row", 1024, 2, 4), _classes(2, False)),
 }
 # RMSNorm's forward from aligned windows (normkit.aligned: its 2048 lanes hold the tests' rows and
 # their offsets)

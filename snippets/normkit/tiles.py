@@ -125,11 +125,21 @@ def load_rows(X, DY, start, end, cols, col_ok, STRIDE_X: tl.constexpr,
 
 
 @triton.jit
-def row_columns(W, N: tl.constexpr, BLOCK_N: tl.constexpr, HAS_W: tl.constexpr):
-    """A whole row's columns, which are in the row, and the weight there (ones without
-    one)."""
+def backward_rows_start(X, DY, W, M, rows_per_program, N: tl.constexpr,
+                        BLOCK_N: tl.constexpr, STRIDE_X: tl.constexpr,
+                        STRIDE_DY: tl.constexpr, ROWS: tl.constexpr,
+                        PREFETCH: tl.constexpr, HAS_W: tl.constexpr):
+    """A backward row design's program set-up: a whole row's columns, which are in
+    the row, the weight there (ones without one; loaded once for all the program's
+    rows), its block of rows [start, end), and the first step's x and dy (see
+    first_loads)."""
     cols = tl.arange(0, BLOCK_N)
-    return cols, cols < N, load_weight(W, cols, cols < N, HAS_W)
+    col_ok = cols < N
+    w = load_weight(W, cols, col_ok, HAS_W)
+    first, end = block_of_rows(tl.program_id(0), rows_per_program, M)
+    start, x, dy = first_loads(X, DY, first, end, cols, col_ok, STRIDE_X, STRIDE_DY, ROWS,
+                               PREFETCH)
+    return cols, col_ok, w, start, end, x, dy
 
 
 @triton.jit

@@ -51,8 +51,8 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from rmsnorm.fast_backward import (rms_fast_bwd_chunked_kernel, rms_fast_bwd_kernel,
-                                   rms_fast_bwd_staged_kernel)
+from rmsnorm.fast_backward import (rms_fast_bwd_chunked_kernel, rms_fast_bwd_classes_kernel,
+                                   rms_fast_bwd_kernel, rms_fast_bwd_staged_kernel)
 
 __all__ = ["ContractError", "RMSNormFast", "rms_norm_fast", "MAX_N"]
 
@@ -170,8 +170,9 @@ def rms_fast_fwd_chunked_kernel(
 # --8<-- [start:fast_direct_launch]
 fwd_row, fwd_aligned, fwd_chunked = map(DirectLauncher, (
     rms_fast_fwd_kernel, rms_fast_fwd_aligned_kernel, rms_fast_fwd_chunked_kernel))
-bwd_row, bwd_staged, bwd_chunked = map(DirectLauncher, (
-    rms_fast_bwd_kernel, rms_fast_bwd_staged_kernel, rms_fast_bwd_chunked_kernel))
+bwd_row, bwd_classes, bwd_staged, bwd_chunked = map(DirectLauncher, (
+    rms_fast_bwd_kernel, rms_fast_bwd_classes_kernel, rms_fast_bwd_staged_kernel,
+    rms_fast_bwd_chunked_kernel))
 # --8<-- [end:fast_direct_launch]
 
 
@@ -198,7 +199,8 @@ class RMSNormKernels(FastNorm):
     MAX_N = MAX_N
     WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16,
                                                               1)}
-    BACKWARD = {"row": bwd_row, "staged": bwd_staged, "chunked": bwd_chunked}
+    BACKWARD = {"row": bwd_row, "classes": bwd_classes, "staged": bwd_staged,
+                "chunked": bwd_chunked}
 
     def forward_rule(self, config, n_cols, element_size):
         """Rows whose every access would move one element: read whole from their aligned

@@ -4,9 +4,10 @@ fp32 running sum, dW, a program.
 """
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
+from normkit.aligned import class_frame, load_edges, store_frame
 from normkit.tiles import (
-    SHARE_COLUMNS, add_to_running, block_of_rows, first_loads, load_rows, per_row, row_sum,
-    row_columns, share_tile, step_loads, share_columns, times_weight)
+    SHARE_COLUMNS, add_to_running, backward_rows_start, block_of_rows, first_loads, load_rows,
+    per_row, row_sum, share_tile, step_loads, share_columns, times_weight)
 
 import triton
 import triton.language as tl
@@ -28,12 +29,10 @@ def rms_fast_bwd_kernel(
     HAS_W: tl.constexpr,
     GRAD_X: tl.constexpr, GRAD_W: tl.constexpr,  # wanted by autograd
 ):
-    cols, col_ok, w = row_columns(W, N, BLOCK_N,
-                                  HAS_W)  # w once per program, not per row
-    first, end = block_of_rows(tl.program_id(0), rows_per_program, M)
-    start, x, dy = first_loads(X, DY, first, end, cols, col_ok, STRIDE_X, STRIDE_DY,
-                               ROWS,
-                               PREFETCH)
+    # w once per program, not per row; the first step's x and dy when prefetching
+    cols, col_ok, w, start, end, x, dy = backward_rows_start(
+        X, DY, W, M, rows_per_program, N, BLOCK_N, STRIDE_X, STRIDE_DY, ROWS, PREFETCH,
+        HAS_W)
     # the fp32 accumulator lives in registers for the whole block of rows
     dw = tl.zeros([BLOCK_N], dtype=tl.float32)
     while start < end:
@@ -62,6 +61,60 @@ def rms_fast_bwd_kernel(
         tl.store(Part + tl.program_id(0) * N + cols, dw.to(Part.dtype.element_ty),
                  mask=col_ok)
 # --8<-- [end:fast_backward_kernel]
+
+
+# --8<-- [start:fast_backward_classes_kernel]
+@triton.jit(do_not_specialize=["M", "rows_per_program"])
+def rms_fast_bwd_classes_kernel(
+    X, DY, DX, W, Rstd,  # as rms_fast_bwd_kernel; the three (M, N) tensors'
+                         # rows N apart
+    Part,        # (programs, N) fp32: this program's dW in row pid
+    M, rows_per_program,
+    N: tl.constexpr,
+    LANES: tl.constexpr,   # the window's lanes in registers: the body
+    V: tl.constexpr,       # elements in 16 bytes: V residue classes of rows
+    EDGES: tl.constexpr,   # lanes of the edges' tile
+    ROWS: tl.constexpr, PREFETCH: tl.constexpr, HAS_W: tl.constexpr,
+    GRAD_X: tl.constexpr, GRAD_W: tl.constexpr,
+):
+    # rows off 16 bytes, by residue class: one frame for all of a program's rows
+    # (LayerNorm's classes kernel, layernorm/fast_backward.py, says how)
+    c, first, end, X, DY, DX, s, lanes, body, cols_e, edge, w, w_e = class_frame(
+        X, DY, DX, W, M, rows_per_program, N, LANES, V, EDGES, HAS_W)
+    STEP: tl.constexpr = V * N  # from one row of the class to the next
+    start, x, dy = first_loads(X, DY, first, end, lanes, body, STEP, STEP, ROWS,
+                               PREFETCH)
+    dw = tl.zeros([LANES], dtype=tl.float32)  # dW in the frame until the end
+    dw_e = tl.zeros([EDGES], dtype=tl.float32)
+    n = tl.full([], N, tl.float32)
+    while start < end:
+        rows, row_ok, mask, rows64, x, dy, x_next, dy_next = step_loads(
+            X, DY, x, dy, start, end, lanes, body, STEP, STEP, ROWS, PREFETCH)
+        rstd = per_row(tl.load(Rstd + c + rows * V, mask=row_ok, other=0.0), ROWS)
+        x_e, dy_e, mask_e, at_e = load_edges(X, DY, rows64, row_ok, s, cols_e, edge,
+                                             STEP)
+        xh = x.to(tl.float32) * rstd
+        xh_e = x_e * rstd
+        dyf = dy.to(tl.float32)
+        if GRAD_X:
+            g = dyf * w[None, :]
+            g_e = dy_e * w_e[None, :]
+            r = tl.math.div_rn(row_sum(xh * g, ROWS) + row_sum(xh_e * g_e, ROWS), n)
+            dx = (g - xh * r) * rstd
+            tl.store(DX + rows64 * STEP + lanes[None, :], dx.to(DX.dtype.element_ty),
+                     mask=mask)
+            dx_e = (g_e - xh_e * r) * rstd
+            tl.store(DX + at_e, dx_e.to(DX.dtype.element_ty), mask=mask_e)
+        if GRAD_W:
+            dw += tl.sum(dyf * xh, axis=0)
+            dw_e += tl.sum(dy_e * xh_e, axis=0)
+        x, dy = x_next, dy_next
+        start += ROWS
+
+    if GRAD_W:  # back from the frame to the row's columns, once
+        store_frame(Part + tl.program_id(0) * N, lanes, s, body, cols_e, edge, dw,
+                    dw_e)
+# --8<-- [end:fast_backward_classes_kernel]
 
 
 # --8<-- [start:fast_backward_staged_kernel]

@@ -71,7 +71,7 @@ def test_which_rows_the_forward_reads_from_aligned_windows(n, windowed):
 def test_rows_read_from_aligned_windows_by_default(dtype, monkeypatch):
     monkeypatch.setattr(aligned, "WINDOW_MIN_BYTES", 0)  # the test's input is small
     monkeypatch.setattr(fast.OP, "forward_plans", {})  # none made with the default
-    check((3, 4097), dtype)  # and the row backward (normkit.aligned.narrow_backward_config)
+    check((3, 4097), dtype)  # and in 16 bits the classes backward (normkit.aligned.classes_config)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
