@@ -11,6 +11,7 @@ import torch
 
 from layernorm import fast as layernorm_fast, test_fast as layernorm_tests
 from normkit import aligned
+from normkit.launch import ContractError
 from normkit.runtime import DEVICE
 from normkit.testing import (DTYPES, FAST_DESIGNS, TABLE_ENTRY_SIZES, UNREADABLE_LAYOUTS, assert_close,
                              layer_norm_exact, rms_norm_exact, unreadable_rows)
@@ -150,3 +151,37 @@ def test_tuned_table_covers_every_width(op, element_size):
 @pytest.mark.parametrize("shape", [(4096, 16384), (2, 2048, 4096), (32768, 1024), (1000, 8000)], ids=str)
 def test_large_shapes(op, shape, dtype):
     OPS[op][1].check(shape, dtype)
+
+
+CALLS = {"layernorm": lambda x, w: layernorm_fast.layer_norm_fast(x, (x.shape[-1],), w, w, 1e-5),
+         "rmsnorm": lambda x, w: rmsnorm_fast.rms_norm_fast(x, (x.shape[-1],), w, 1e-6)}
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("grad", [False, True])
+def test_the_compiled_forward_keeps_statistics_only_for_a_backward(op, grad):
+    # the operator in the graph Dynamo records: save=True only when autograd will ask for a
+    # gradient, so that a compiled no-grad call allocates no statistics it drops
+    saves = []
+
+    def record(gm, example_inputs):
+        saves.extend(node.kwargs.get("save", True) for node in gm.graph.nodes
+                     if node.op == "call_function" and str(node.target).endswith("_fwd.default"))
+        return gm.forward
+
+    x = torch.randn(4, 64, device=DEVICE, requires_grad=grad)
+    w = torch.rand(64, device=DEVICE) + 0.5
+    torch._dynamo.reset()
+    torch.compile(CALLS[op], backend=record, fullgraph=True)(x, w)
+    assert saves == [grad]
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_the_backward_operator_refuses_statistics_a_forward_did_not_keep(op):
+    fast = OPS[op][0]
+    x, w = torch.randn(4, 64, device=DEVICE), torch.rand(64, device=DEVICE) + 0.5
+    params = (w,) + (None,) * (len(fast.OP.PARAMS) - 1)
+    _, stats = fast.OP.forward_op(x, *params, 1e-5, save=False)
+    assert stats.shape == (fast.OP.STATS, 0)
+    with pytest.raises(ContractError, match="save=True"):  # before any kernel reads them
+        fast.OP.backward_op(x, x, w, stats, [True] * (1 + len(params)), torch.float32)

@@ -32,6 +32,7 @@ from torch.autograd.function import once_differentiable
 
 from normkit import aligned, dropin
 from normkit.direct_launch import DirectLauncher
+from normkit.launch import require
 from normkit.runtime import INTERPRETED
 from normkit.tiles import forward_entry_config, staged_config
 
@@ -446,7 +447,8 @@ class FastNorm:
                                      save=False)[0]
         if how == "autograd":
             return FastFunction.apply(self, x2d, eps, input.shape, *params)[0]
-        return self.forward_op(x2d, *params, eps)[0].view(input.shape)
+        save = dropin.needs_grad(input, *params)  # Dynamo reads the grad mode
+        return self.forward_op(x2d, *params, eps, save=save)[0].view(input.shape)
     # --8<-- [end:autograd]
 
     # --8<-- [start:ops]
@@ -457,16 +459,32 @@ class FastNorm:
         autograd formula calls the backward operator (differentiable once, as in
         eager)."""
         params = ", ".join(f"Tensor? {name}" for name in self.PARAMS)
+
+        def forward_rows(x2d, *args, save=True):
+            # no statistics without a gradient to come: an empty (STATS, 0) in their place
+            y, stats = self.forward_rows(x2d, *args, save=save)
+            if stats is None:
+                stats = x2d.new_empty((self.STATS, 0), dtype=torch.float32)
+            return y, stats
+
         forward = torch.library.custom_op(
-            f"{dropin.NAMESPACE}::{self.NAME}_fwd", self.forward_rows, mutates_args=(),
-            schema=f"(Tensor x2d, {params}, float eps) -> (Tensor, Tensor)")
+            f"{dropin.NAMESPACE}::{self.NAME}_fwd", forward_rows, mutates_args=(),
+            schema=f"(Tensor x2d, {params}, float eps, *, bool save=True) "
+                   "-> (Tensor, Tensor)")
 
         @forward.register_fake
-        def _(x2d, *args):
-            return x2d.new_empty(x2d.shape), x2d.new_empty((self.STATS, x2d.shape[0]),
+        def _(x2d, *args, save=True):
+            rows = x2d.shape[0] if save else 0
+            return x2d.new_empty(x2d.shape), x2d.new_empty((self.STATS, rows),
                                                            dtype=torch.float32)
 
         def backward_rows(dy2d, x2d, weight, stats, grads, rows_dtype):
+            # the kernels read STATS values a row: a forward called with save=False
+            # kept none
+            require(stats.shape == (self.STATS, x2d.shape[0]),
+                    f"{self.NAME}_bwd: statistics of shape {tuple(stats.shape)} for "
+                    f"{x2d.shape[0]} rows; call {self.NAME}_fwd with save=True for a "
+                    "backward")
             # an operator returns tensors, none a view of another: dx empty when not
             # asked for
             dx, rows = self.backward_rows(dy2d, x2d, weight, stats, grads, rows_dtype)
@@ -483,7 +501,7 @@ class FastNorm:
             return (x2d.new_empty(x2d.shape if wants[0] else 0),
                     x2d.new_empty((sum(wants[1:]), x2d.shape[1]), dtype=rows_dtype))
 
-        def setup_context(ctx, inputs, output):
+        def setup_context(ctx, inputs, keyword_only_inputs, output):
             self.save(ctx, inputs[0], inputs[1:-1], output[1])
 
         def formula(ctx, dy, _):
