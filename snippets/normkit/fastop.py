@@ -34,7 +34,7 @@ from normkit import aligned, dropin
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import require
 from normkit.runtime import INTERPRETED
-from normkit.tiles import forward_entry_config, staged_config
+from normkit.tiles import forward_entry_config, share_width, staged_config
 
 
 @functools.lru_cache(maxsize=None)
@@ -396,8 +396,8 @@ class FastNorm:
         if kind == "row":
             design = {"BLOCK_N": block, "PREFETCH": config[5]}
         elif kind == "staged":
-            design = {"SPLIT": split, "TILE": block, "REST": config[7],
-                      "STAGES": config[6], "EARLY": config[8]}
+            design = {"SPLIT": split, "WIDTH": share_width(N, split), "TILE": block,
+                      "REST": config[7], "STAGES": config[6], "EARLY": config[8]}
         elif kind == "chunked":
             design = {"CHUNK": block}
         grads = {f"GRAD_{flag}": want for flag, want in zip(self.flags, wants[1:])}
