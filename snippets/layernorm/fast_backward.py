@@ -203,8 +203,8 @@ def ln_fast_bwd_staged_kernel(
     M, rows_per_program,
     N: tl.constexpr, STRIDE_X: tl.constexpr, STRIDE_DY: tl.constexpr,
     SPLIT: tl.constexpr,   # programs that share each row: 1, or 2 for the widest rows
-    WIDTH: tl.constexpr,   # a share's columns: N / SPLIT in whole SHARE_COLUMNS, so that
-                           # shares start aligned (tiles.share_width)
+    WIDTH: tl.constexpr,   # a share's columns: N / SPLIT in whole SHARE_COLUMNS, so
+                           # that shares start aligned (tiles.share_width)
     TILE: tl.constexpr,    # a program's share held as a power-of-two tile
     REST: tl.constexpr,    # ... and a second, smaller one for the rest (0: none), so
                            # that registers follow N and not the next power of two

@@ -156,8 +156,8 @@ def rms_fast_bwd_staged_kernel(
     ROWS: tl.constexpr,    # rows per step
     STAGES: tl.constexpr,  # steps of loads in flight, staged in shared memory
     SPLIT: tl.constexpr,   # programs that share each row: 1, or 2 for the widest rows
-    WIDTH: tl.constexpr,   # a share's columns: N / SPLIT in whole SHARE_COLUMNS, so that
-                           # shares start aligned (tiles.share_width)
+    WIDTH: tl.constexpr,   # a share's columns: N / SPLIT in whole SHARE_COLUMNS, so
+                           # that shares start aligned (tiles.share_width)
     # a program's share as a power-of-two TILE and a smaller REST tile (0: none), so
     # that registers follow N and not the next power of two
     TILE: tl.constexpr, REST: tl.constexpr,
