@@ -13,7 +13,8 @@ window in registers (window_config says where). LayerNorm's walks it in chunks (
 whole beside the centred row, the weight and the bias, its window left one program an SM and
 measured behind the table's designs at most odd widths (notes/fast-kernels.md, eighth session).
 
-The backward reads rows of odd N by residue class (classes_config says how).
+The backward reads 16-bit rows of odd N and moderate width by residue class (classes_config
+says which and how).
 """
 
 import math

@@ -385,15 +385,13 @@ class FastNorm:
         of SPLIT programs with a block of rows, and the sum of their partial rows."""
         kind, block, rows, num_warps = config[:4]
         split = config[5] if kind == "staged" else 1  # programs per row
-        if kind == "classes":  # V residue classes of rows, each with programs of its own
-            v = config[6]
-            groups, rows_per_program = backward_grid(triton.cdiv(M, v), rows,
-                                                     max(1, programs // v))
-            groups *= v
+        v = config[6] if kind == "classes" else 1  # residue classes, programs of their own
+        groups, rows_per_program = backward_grid(triton.cdiv(M, v), rows,
+                                                 max(1, programs // (split * v)))
+        groups *= v
+        if kind == "classes":
             design = {"LANES": block, "PREFETCH": config[5], "V": v, "EDGES": config[7]}
-        else:
-            groups, rows_per_program = backward_grid(M, rows, max(1, programs // split))
-        if kind == "row":
+        elif kind == "row":
             design = {"BLOCK_N": block, "PREFETCH": config[5]}
         elif kind == "staged":
             design = {"SPLIT": split, "WIDTH": share_width(N, split), "TILE": block,
