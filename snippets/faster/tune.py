@@ -419,6 +419,28 @@ def table_json(device, table, dtype, step):
     return "\n".join(lines) + "\n"
 
 
+def write_table(tuned, op, out, device, dtype, step, update):
+    """Write the op's table of this run under `out` (with --update, over the op's current one)
+    and point the op at it, so that the side-by-side after the run uses it."""
+    elt = torch.empty((), dtype=getattr(torch, dtype)).element_size()
+    table = table_from(tuned, op)
+    fast = fast_module(op)
+    if update:
+        current = json.loads(fast.OP.TUNED[elt].read_text(encoding="utf-8"))
+        for key in TABLE_KEYS:
+            table[key] = {**current.get(key, {}), **table[key]}
+        # per design: a design this run did not time keeps its entry (--prior times only the
+        # prior's best configurations, which may all be of one design)
+        for n, designs in table["backward_designs"].items():
+            kept = current.get("backward_designs", {}).get(n, {})
+            table["backward_designs"][n] = dict(sorted({**kept, **designs}.items()))
+    path = out / f"{op}-{fast.OP.TUNED[elt].name}"  # the name fast.py reads, with the op in front
+    path.write_text(table_json(device, table, dtype, step), encoding="utf-8")
+    fast.OP.TUNED[elt] = path
+    fast.OP.reload()
+    return path
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", required=True)
@@ -492,23 +514,8 @@ def main(argv=None):
     if a.check:
         save()
         return
-    elt = torch.empty((), dtype=dtype).element_size()
     for op in ops:
-        table = table_from(tuned, op)
-        fast = fast_module(op)
-        if a.update:
-            current = json.loads(fast.TUNED[elt].read_text(encoding="utf-8"))
-            for key in TABLE_KEYS:
-                table[key] = {**current.get(key, {}), **table[key]}
-            # per design: a design this run did not time keeps its entry (--prior times only the
-            # prior's best configurations, which may all be of one design)
-            for n, designs in table["backward_designs"].items():
-                kept = current.get("backward_designs", {}).get(n, {})
-                table["backward_designs"][n] = dict(sorted({**kept, **designs}.items()))
-        path = out / f"{op}-{fast.TUNED[elt].name}"  # the name fast.py reads, with the op in front
-        path.write_text(table_json(report["device"], table, a.dtype, a.step), encoding="utf-8")
-        fast.TUNED[elt] = path
-        fast.OP.reload()
+        write_table(tuned, op, out, report["device"], a.dtype, a.step, a.update)
     if a.tables_only:
         save()
         return

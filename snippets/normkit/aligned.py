@@ -13,8 +13,8 @@ window in registers (window_config says where). LayerNorm's walks it in chunks (
 whole beside the centred row, the weight and the bias, its window left one program an SM and
 measured behind the table's designs at most odd widths (notes/fast-kernels.md, eighth session).
 
-The backward reads 16-bit rows of odd N and moderate width by residue class (classes_config
-says which and how).
+The backward reads rows of odd N and moderate width by residue class (classes_config says
+which and how).
 """
 
 import math
@@ -130,28 +130,38 @@ def class_edges(n_cols, lanes, v):
     return triton.next_power_of_2(v + max(v - 1, n_cols + v - 1 - lanes))
 
 
+# Measured (notes/data/classes-backward-h100.*, -2-h100.*), by element size: the lanes where the
+# classes were ahead of the row rule at odd N. In 16 bits from 1024 lanes (1025: 78 against 72 %
+# of copy) to 8192, and behind at 16384 with 16 or 32 warps (12289: 21 against 37). In fp32,
+# whose rows start on 4 bytes, from 4096 lanes (3001: 92 against 84; 6001: 91 against 65) to
+# 8192, level or behind below (2049: 84 against 90) and 2 points behind at 4097, the one width
+# of the four tried from 4096 lanes where the row rule came first
+CLASS_LANES = {2: (1024, 8192), 4: (4096, 8192)}
+
+
 def classes_config(config, n_cols, element_size):
-    """The backward where rows start on 2 bytes (16-bit values, odd N), from 4096 to
-    8192 lanes: ("classes", LANES, ROWS, num_warps, per_sm, PREFETCH, V, EDGES,
+    """The backward where rows start on the element's size (odd N) and the classes measured
+    ahead (CLASS_LANES): ("classes", LANES, ROWS, num_warps, per_sm, PREFETCH, V, EDGES,
     fallback); elsewhere at odd N the row rule (narrow_row_config), and the table's
     configuration as it is at every other N. Rows r and r + V start the same s lanes
     into their 16-byte window, so a program that owns rows of one residue class reads
     each from its window's aligned start in 16-byte accesses, keeps the weight and its
     sums in that frame, and writes them back once. One warp per 1024 lanes: 8 warps
-    measured 8 to 30 points slower at 4096 lanes (notes/issue-39.md). Measured ahead of
-    the row rule at 3001, 4097 and 8193; behind it at wider rows (12289, 16383) and in
-    fp32 at 4097, which keep the row rule. The row rule is also the fallback for an
-    input the classes cannot read (rows not N apart, a pointer off 16 bytes). Rows on
-    4 or 8 bytes keep the table's staged entries, which move 4 or 8 bytes an access and
-    measured ahead of the classes there."""
+    measured 8 to 30 points slower at 4096 lanes (notes/issue-39.md). 16-bit rows
+    prefetch the next row; fp32 rows do not (without, they were level or ahead at three
+    of the four widths). The row rule is also the fallback for an input the classes
+    cannot read (rows not N apart, a pointer off 16 bytes). Rows on 4 or 8 bytes in 16
+    bits keep the table's staged entries, which move 4 or 8 bytes an access and measured
+    ahead of the classes there."""
     if not one_element_accesses(n_cols, element_size):
         return config
     v = vector(element_size)
     lanes = class_lanes(n_cols, v)
-    if element_size != 2 or not 4096 <= lanes <= 8192:
+    low, high = CLASS_LANES.get(element_size, (0, 0))
+    if not low <= lanes <= high:
         return narrow_row_config(n_cols)
-    num_warps = lanes // 1024
-    return ("classes", lanes, 1, num_warps, 16 // num_warps, True, v,
+    num_warps = max(1, lanes // 1024)
+    return ("classes", lanes, 1, num_warps, 16 // num_warps, element_size == 2, v,
             class_edges(n_cols, lanes, v), narrow_row_config(n_cols))
 
 

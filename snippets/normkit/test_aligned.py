@@ -61,9 +61,13 @@ def test_classes_hold_a_window_as_a_power_of_two_and_edges(n, v, lanes, edges):
     (8193, 2, ("classes", 8192, 1, 8, 2, True, 8, 16, ("row", 16384, 1, 32, 1, False))),
     (4097, 2, ("classes", 4096, 1, 4, 4, True, 8, 16, ("row", 8192, 1, 16, 1, True))),
     (3001, 2, ("classes", 4096, 1, 4, 4, True, 8, 16, ("row", 4096, 1, 8, 2, True))),
-    # rows on 2 bytes the classes measured behind: the row rule
-    (12289, 2, ("row", 16384, 1, 32, 1, False)), (1025, 2, ("row", 2048, 1, 4, 4, True)),
-    (4097, 4, ("row", 8192, 1, 16, 1, True)),  # rows on 4 bytes in fp32
+    (1025, 2, ("classes", 1024, 1, 1, 16, True, 8, 16, ("row", 2048, 1, 4, 4, True))),
+    # fp32: rows on 4 bytes, from 4096 lanes, without prefetching
+    (3001, 4, ("classes", 4096, 1, 4, 4, False, 4, 8, ("row", 4096, 1, 8, 2, True))),
+    (8193, 4, ("classes", 8192, 1, 8, 2, False, 4, 8, ("row", 16384, 1, 32, 1, False))),
+    # odd rows where the classes measured behind: the row rule
+    (12289, 2, ("row", 16384, 1, 32, 1, False)), (511, 2, ("row", 512, 1, 1, 16, True)),
+    (2049, 4, ("row", 4096, 1, 8, 2, True)), (4097, 8, ("row", 8192, 1, 16, 1, True)),
     (4098, 2, None), (4100, 2, None),  # rows on 4 and 8 bytes in 16 bits: as tuned
     (4096, 2, None), (4100, 4, None)])  # rows on 16 bytes: as tuned
 def test_rows_off_16_bytes_take_the_classes_backward(n, element_size, classes):
