@@ -130,13 +130,16 @@ def class_edges(n_cols, lanes, v):
     return triton.next_power_of_2(v + max(v - 1, n_cols + v - 1 - lanes))
 
 
-# Measured (notes/data/classes-backward-h100.*, -2-h100.*), by element size: the lanes where the
-# classes were ahead of the row rule at odd N. In 16 bits from 1024 lanes (1025: 78 against 72 %
-# of copy) to 8192, and behind at 16384 with 16 or 32 warps (12289: 21 against 37). In fp32,
-# whose rows start on 4 bytes, from 4096 lanes (3001: 92 against 84; 6001: 91 against 65) to
-# 8192, level or behind below (2049: 84 against 90) and 2 points behind at 4097, the one width
-# of the four tried from 4096 lanes where the row rule came first
-CLASS_LANES = {2: (1024, 8192), 4: (4096, 8192)}
+# Measured (notes/data/classes-backward-h100.*, -2-h100.*, -3-h100.*), by element size: the lanes
+# where the classes were ahead of the row rule at odd N. In 16 bits from 1024 lanes (1025: 78
+# against 72 % of copy) to 16384, there with 8 warps (12289: 46 against 37; 16 or 32 warps were
+# behind). In fp32, whose rows start on 4 bytes, from 4096 lanes (3001: 92 against 84; 6001: 91
+# against 65) to 8192 (16384 not tried), level or behind below (2049: 84 against 90) and 2
+# points behind at 4097, the one width of the four tried from 4096 lanes where the row rule
+# came first
+CLASS_LANES = {2: (1024, 16384), 4: (4096, 8192)}
+# the classes' warps: one per 1024 lanes, at most this many
+CLASS_WARPS = 8
 
 
 def classes_config(config, n_cols, element_size):
@@ -146,10 +149,11 @@ def classes_config(config, n_cols, element_size):
     configuration as it is at every other N. Rows r and r + V start the same s lanes
     into their 16-byte window, so a program that owns rows of one residue class reads
     each from its window's aligned start in 16-byte accesses, keeps the weight and its
-    sums in that frame, and writes them back once. One warp per 1024 lanes: 8 warps
-    measured 8 to 30 points slower at 4096 lanes (notes/issue-39.md). 16-bit rows
-    prefetch the next row; fp32 rows do not (without, they were level or ahead at three
-    of the four widths). The row rule is also the fallback for an input the classes
+    sums in that frame, and writes them back once. One warp per 1024 lanes, at most
+    CLASS_WARPS: 8 warps measured 8 to 30 points slower at 4096 lanes, 16 warps 20 to
+    35 slower than 8 at 16384 (notes/issue-39.md). 16-bit rows up to 8192 lanes
+    prefetch the next row (at 16384 the prefetch spills); fp32 rows do not (without,
+    they were level or ahead at three of the four widths). The row rule is also the fallback for an input the classes
     cannot read (rows not N apart, a pointer off 16 bytes). Rows on 4 or 8 bytes in 16
     bits keep the table's staged entries, which move 4 or 8 bytes an access and measured
     ahead of the classes there."""
@@ -160,8 +164,9 @@ def classes_config(config, n_cols, element_size):
     low, high = CLASS_LANES.get(element_size, (0, 0))
     if not low <= lanes <= high:
         return narrow_row_config(n_cols)
-    num_warps = max(1, lanes // 1024)
-    return ("classes", lanes, 1, num_warps, 16 // num_warps, element_size == 2, v,
+    num_warps = min(CLASS_WARPS, max(1, lanes // 1024))
+    prefetch = element_size == 2 and lanes <= 8192
+    return ("classes", lanes, 1, num_warps, 16 // num_warps, prefetch, v,
             class_edges(n_cols, lanes, v), narrow_row_config(n_cols))
 
 

@@ -65,8 +65,10 @@ def test_classes_hold_a_window_as_a_power_of_two_and_edges(n, v, lanes, edges):
     # fp32: rows on 4 bytes, from 4096 lanes, without prefetching
     (3001, 4, ("classes", 4096, 1, 4, 4, False, 4, 8, ("row", 4096, 1, 8, 2, True))),
     (8193, 4, ("classes", 8192, 1, 8, 2, False, 4, 8, ("row", 16384, 1, 32, 1, False))),
-    # odd rows where the classes measured behind: the row rule
-    (12289, 2, ("row", 16384, 1, 32, 1, False)), (511, 2, ("row", 512, 1, 1, 16, True)),
+    # 16384 lanes: at most 8 warps, no prefetch
+    (12289, 2, ("classes", 16384, 1, 8, 2, False, 8, 16, ("row", 16384, 1, 32, 1, False))),
+    # odd rows where the classes measured behind, or were not tried: the row rule
+    (20001, 2, ("row", 32768, 1, 32, 1, False)), (511, 2, ("row", 512, 1, 1, 16, True)),
     (2049, 4, ("row", 4096, 1, 8, 2, True)), (4097, 8, ("row", 8192, 1, 16, 1, True)),
     (4098, 2, None), (4100, 2, None),  # rows on 4 and 8 bytes in 16 bits: as tuned
     (4096, 2, None), (4100, 4, None)])  # rows on 16 bytes: as tuned
