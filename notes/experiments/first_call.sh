@@ -4,7 +4,7 @@
 # 1. pytest snippets on the GPU (the save argument, the staged kernels' WIDTH);
 # 2. where the classes rule's edges are (classes_backward.py's second width set);
 # 3. the overread variant (one reduction a row);
-# 4. item 3: every forward candidate at all 64 widths, both ops, bf16 (forward_ladder.py reads it).
+# 4. item 3: every forward candidate at all 64 widths, both ops, bf16 (python -m faster.ladder reads it).
 export PYTHONPATH=snippets PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/first_call}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/gpu.txt"

@@ -3,7 +3,7 @@
 #   run: bash notes/experiments/session_call.sh     (writes under $OUT; about 5 minutes)
 # 1. pytest snippets on the GPU at this head (the classes rule by element size);
 # 2. the classes at 16384 lanes (bf16 12289 and 16383: 8 warps was not timed there) and fp32 12289;
-# 3. item 3: every forward candidate in fp32 at 18 widths, both ops (forward_ladder.py reads it).
+# 3. item 3: every forward candidate in fp32 at 18 widths, both ops (python -m faster.ladder reads it).
 export PYTHONPATH=snippets PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/session_call}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name --format=csv,noheader | tee "$OUT/gpu.txt"

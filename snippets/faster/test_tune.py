@@ -110,13 +110,14 @@ def test_a_run_writes_the_tables_the_op_reads_next(tmp_path, monkeypatch):
     next: the side-by-side after a tuning run times the new tables."""
     from rmsnorm import fast
     monkeypatch.setitem(fast.OP.TUNED, 2, fast.OP.TUNED[2])  # the op's own table, after the test
-    run = [{"op": "rmsnorm", "N": 1024, "best_fwd": {"config": ["row", 1024, 8, 16]},
-            "best_bwd": None, "bwd": []}]
+    best = ["row", 1024, 8, 16, 2, False]  # a backward no table holds at 1024
+    run = [{"op": "rmsnorm", "N": 1024, "best_fwd": None, "best_bwd": {"config": best},
+            "bwd": [{"config": best, "ms": 1.0, "pct": 90.0}]}]
     try:
         path = tune.write_table(run, "rmsnorm", tmp_path, "a test", "bfloat16", 256, update=True)
         assert path == tmp_path / "rmsnorm-fast_tuned.json"
-        assert fast.OP.forward_config(1024, 2) == ("row", 1024, 8, 16)
-        assert json.loads(path.read_text())["backward"]  # the current table's other entries, kept
+        assert fast.OP.backward_config(1024, 2) == tuple(best)
+        assert len(json.loads(path.read_text())["backward"]) > 1  # the current table's other entries, kept
     finally:
         monkeypatch.undo()
         fast.OP.reload()

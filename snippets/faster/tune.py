@@ -6,8 +6,9 @@ For every N that is a multiple of --step up to 16384 (M = 2**27 / N rows, bf16),
 
 1. every candidate launch configuration of each design of each pass (the whole row in registers,
    "row"; the backward's pipelined "staged", with its tiles and programs a row; and the walk
-   along the row in column chunks, "chunked"), timed GPU-bound: CUDA-graph
-   replay of 8 calls, so no host time is counted; the fastest becomes that N's table entry;
+   along the row in column chunks, "chunked"), timed GPU-bound: CUDA-graph replay of 8 calls,
+   so no host time is counted; the backward's fastest becomes that N's table entry (the
+   forward's timings are for fitting the ops' forward ladders, FastNorm.FORWARD);
 2. with the new table: the fast path's forward and forward+backward, and torch eager's and
    Liger-Kernel's (when installed), GPU-bound (graph replay) and as plain calls (host included);
    torch.compile at a few N (each N is a compilation of its own); fp16 and fp32 (half the rows) at
@@ -387,16 +388,16 @@ def table_entry_of(config):
 
 
 def table_from(results, op):
-    """The tuned table: the fastest configuration of each pass at each N, per-N entries only; and,
-    for the pages' side-by-side of the backward's designs, the fastest of each design."""
-    table = {"forward": {}, "backward": {}, "backward_designs": {}}
+    """The tuned table: the backward's fastest configuration at each N, per-N entries only; and,
+    for the pages' side-by-side of the backward's designs, the fastest of each design. The
+    forward's timings stay in the run's report: the ops take the forward from a ladder
+    (FastNorm.FORWARD, python -m faster.ladder fits one to a run)."""
+    table = {"backward": {}, "backward_designs": {}}
     for r in results:
         if r["op"] != op:
             continue
-        for kind, key in (("fwd", "forward"), ("bwd", "backward")):
-            best = r[f"best_{kind}"]
-            if best:
-                table[key][str(r["N"])] = table_entry_of(best["config"])
+        if r["best_bwd"]:
+            table["backward"][str(r["N"])] = table_entry_of(r["best_bwd"]["config"])
         designs = {}
         for c in sorted((c for c in r["bwd"] if "ms" in c), key=worst_pct, reverse=True):
             designs.setdefault(c["config"][0], table_entry_of(c["config"]))
@@ -404,7 +405,7 @@ def table_from(results, op):
     return table
 
 
-TABLE_KEYS = ("forward", "backward", "backward_designs")
+TABLE_KEYS = ("backward", "backward_designs")
 
 
 def table_json(device, table, dtype, step):

@@ -321,6 +321,17 @@ class LayerNormKernels(FastNorm):
     NAME = "layer_norm"
     PARAMS = {"weight": "W", "bias": "B"}  # the kernels' flags: HAS_W, GRAD_W, ...
     STATS = 2  # a row's mean, then its rstd
+    # the forward by width, four rungs a dtype (widest N, entry), fitted to every
+    # candidate timed at 17 widths in bf16 and 14 in fp32 on an H100 (python -m
+    # faster.ladder; notes/data/tune-21-forward-h100.json, -22-forward-fp32-h100.json):
+    # 0.36 and 0.15 points of copy below each width's best on average, 1.7 and 0.5 at
+    # worst, within a run's spread. A table by width did not pay; the backward's still
+    # does (TUNED)
+    FORWARD = {2: ((1024, ("row", 8, 4)), (6144, ("row", 2, 8)),
+                   (12288, ("chunked", 4096, 1, 16, 0)), (MAX_N, ("row", 1, 8))),
+               4: ((1024, ("row", 8, 4)), (4096, ("row", 2, 16)),
+                   (6144, ("chunked", 4096, 1, 16, 0)),
+                   (MAX_N, ("chunked", 8192, 1, 16, 1)))}
     TUNED = tables_beside(__file__)
     MAX_N = MAX_N
     WIDE = {"forward": ("chunked", 4096, 1, 16, 0), "backward": ("chunked", 4096, 1,

@@ -94,15 +94,13 @@ def tables_beside(module_file):
 
 def read_table(path):
     """A launch table as the tuning run wrote it. For every N that is a multiple of its
-    step, the forward's entry, ["row", ROWS, num_warps] or
-      ["chunked", CHUNK, ROWS, num_warps(, TAIL_TILE)],
-    the backward's, ["row", ROWS, num_warps, programs per SM, PREFETCH] or
+    step, the backward's entry, ["row", ROWS, num_warps, programs per SM, PREFETCH] or
       ["staged", ROWS, num_warps, programs per SM, SPLIT, STAGES, TILES, EARLY] or
       ["chunked", CHUNK, ROWS, num_warps, programs per SM],
-    and the fastest entry of each backward design it timed (the pages compare them)."""
+    and the fastest entry of each backward design it timed (the pages compare them). (Tables
+    tuned before the forward's ladder also hold forward entries, which nothing reads.)"""
     data = json.loads(path.read_text(encoding="utf-8"))
-    table = {key: {int(n): tuple(c) for n, c in data[key].items()}
-             for key in ("forward", "backward")}
+    table = {"backward": {int(n): tuple(c) for n, c in data["backward"].items()}}
     table["step"] = data["step"]
     table["backward_designs"] = {
         int(n): {d: tuple(c) for d, c in by_design.items()}
@@ -110,12 +108,9 @@ def read_table(path):
     return table
 
 
-def default_forward(n_cols, element_size):
-    """Without a table: the whole row in registers, at least 2048 elements a program,
-    about 2 KiB of x a warp."""
-    block_n = triton.next_power_of_2(n_cols)
-    rows = max(1, 2048 // block_n)
-    return "row", block_n, rows, min(max(rows * block_n * element_size // 2048, 1), 16)
+def ladder_entry(ladder, n_cols):
+    """The entry of a ladder's first rung (widest N, entry) at least n_cols wide."""
+    return next(entry for widest, entry in ladder if n_cols <= widest)
 
 
 def default_backward(n_cols, element_size):
@@ -185,7 +180,10 @@ class FastNorm:
     NAME: the operators' name (torch.ops.normkernels.NAME_fwd and NAME_bwd);
     PARAMS: the parameters after x, each with a flag letter (HAS_W / GRAD_W for "W");
     STATS: fp32 statistics saved a row (LayerNorm's mean and rstd, RMSNorm's rstd);
-    TUNED: {element size: launch table path} (tables_beside); MAX_N: the tables' widest
+    FORWARD: {element size: the forward's ladder by width, ((widest N, entry), ...)}
+    (a rung's entry as a table's: ["row", ROWS, num_warps] or ["chunked", CHUNK, ROWS,
+    num_warps, ...]; 16-bit's for any size without one); TUNED: {element size: the
+    backward's launch table path} (tables_beside); MAX_N: the ladders' and tables' widest
     row; WIDE: the configurations past MAX_N, walked in chunks (the chunked kernels take
     any N, their tiles do not grow with it); BACKWARD: {design: its DirectLauncher};
     forward_rule(config, N, element size): the configuration for rows off 16 bytes;
@@ -194,6 +192,7 @@ class FastNorm:
 
     PARAMS: dict
     STATS: int
+    FORWARD: dict
     TUNED: dict
     MAX_N: int
     WIDE: dict
@@ -224,26 +223,24 @@ class FastNorm:
             path = self.TUNED[2]
         return read_table(path) if path.exists() else None
 
-    def table_entry(self, kind, n_cols, element_size):
-        """The tuned entry of the next multiple of the table's step at or above N (its
-        rows are at least as wide)."""
+    def table_entry(self, n_cols, element_size):
+        """The backward's tuned entry of the next multiple of the table's step at or
+        above N (its rows are at least as wide)."""
         table = self.tuned_table(element_size)
         if table is None:
             return None
-        return table[kind].get(triton.cdiv(n_cols, table["step"]) * table["step"])
+        return table["backward"].get(triton.cdiv(n_cols, table["step"]) * table["step"])
 
     @functools.lru_cache(maxsize=None)
     def forward_config(self, n_cols, element_size):
         """The forward's configuration for rows of n_cols: ("row", BLOCK_N, ROWS,
         num_warps), ("chunked", CHUNK, ROWS, num_warps, ...) or the op's aligned one
         (forward_rule)."""
-        entry = self.table_entry("forward", n_cols, element_size)
-        if entry is not None:
-            return self.forward_rule(forward_entry_config(entry, n_cols), n_cols,
-                                     element_size)
         if n_cols > self.MAX_N:
             return self.WIDE["forward"]
-        return default_forward(n_cols, element_size)
+        ladder = self.FORWARD.get(element_size, self.FORWARD[2])
+        config = forward_entry_config(ladder_entry(ladder, n_cols), n_cols)
+        return self.forward_rule(config, n_cols, element_size)
 
     @functools.lru_cache(maxsize=None)
     def backward_config(self, n_cols, element_size):
@@ -251,7 +248,7 @@ class FastNorm:
         ("staged", TILE, ROWS, num_warps, programs_per_sm, SPLIT, STAGES, REST, EARLY)
         or ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward; rows
         that do not start on 16 bytes by residue class (normkit.aligned.classes_config)."""
-        entry = self.table_entry("backward", n_cols, element_size)
+        entry = self.table_entry(n_cols, element_size)
         if entry is not None:
             return aligned.classes_config(backward_entry_config(entry, n_cols), n_cols,
                                           element_size)

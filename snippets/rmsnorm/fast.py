@@ -195,6 +195,13 @@ class RMSNormKernels(FastNorm):
     NAME = "rms_norm"
     PARAMS = {"weight": "W"}  # the kernels' flags: HAS_W, GRAD_W
     STATS = 1  # a row's rstd
+    # the forward by width, four rungs a dtype (widest N, entry), fitted as LayerNorm's
+    # (notes/data/tune-21-forward-h100.json, tune-22-forward-fp32-h100.json): 0.08 and
+    # 0.11 points of copy below each width's best on average, 0.5 and 0.9 at worst
+    FORWARD = {2: ((1024, ("row", 8, 8)), (4096, ("row", 1, 8)),
+                   (12288, ("chunked", 8192, 1, 16)), (MAX_N, ("row", 1, 16))),
+               4: ((256, ("row", 8, 4)), (4096, ("row", 2, 8)),
+                   (10240, ("chunked", 4096, 1, 16)), (MAX_N, ("row", 1, 16)))}
     TUNED = tables_beside(__file__)
     MAX_N = MAX_N
     WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16,
