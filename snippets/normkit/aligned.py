@@ -150,13 +150,13 @@ def classes_config(config, n_cols, element_size):
     into their 16-byte window, so a program that owns rows of one residue class reads
     each from its window's aligned start in 16-byte accesses, keeps the weight and its
     sums in that frame, and writes them back once. One warp per 1024 lanes, at most
-    CLASS_WARPS: 8 warps measured 8 to 30 points slower at 4096 lanes, 16 warps 20 to
-    35 slower than 8 at 16384 (notes/issue-39.md). 16-bit rows up to 8192 lanes
-    prefetch the next row (at 16384 the prefetch spills); fp32 rows do not (without,
-    they were level or ahead at three of the four widths). The row rule is also the fallback for an input the classes
-    cannot read (rows not N apart, a pointer off 16 bytes). Rows on 4 or 8 bytes in 16
-    bits keep the table's staged entries, which move 4 or 8 bytes an access and measured
-    ahead of the classes there."""
+    CLASS_WARPS: 8 warps measured 8 to 30 points slower at 4096 lanes, and 16 warps 1 to
+    35 points slower than 8 at 16384 (notes/issue-39.md). 16-bit rows up to 8192 lanes
+    prefetch the next row (at 16384 the prefetch spills); fp32 rows do not (without, they
+    were level or ahead for 7 of the 8 op and width pairs tried). The row rule is also the
+    fallback for an input the classes cannot read (rows not N apart, a pointer off 16
+    bytes). Rows on 4 or 8 bytes in 16 bits keep the table's staged entries, which move 4
+    or 8 bytes an access and measured ahead of the classes there."""
     if not one_element_accesses(n_cols, element_size):
         return config
     v = vector(element_size)
