@@ -220,8 +220,8 @@ def quotes(measurements, t=ENGLISH):
          "walk_min_cols_32": str(aligned.WALK_MIN_COLS[4]),
          "walk_chunks": walk_chunks_text(res, t),
          "classes_elements_per_thread": str(_elements_per_thread(aligned.classes_config(None, 4097, 2))),
-         "classes_lanes_16": "{}–{}".format(*aligned.CLASS_LANES[2]),
-         "classes_lanes_32": "{}–{}".format(*aligned.CLASS_LANES[4])}
+         "classes_lanes_16": "–".join(t.number(n, "d") for n in aligned.CLASS_LANES[2]),
+         "classes_lanes_32": "–".join(t.number(n, "d") for n in aligned.CLASS_LANES[4])}
     for key, value in protocol.items():
         q[f"timing_{key}"] = str(value)
 
