@@ -14,9 +14,7 @@ op's class writes it.
 import argparse
 import json
 
-
-def relative(config):
-    return ("row", *config[2:]) if config[0] == "row" else tuple(config)
+from faster.tune import table_entry_of
 
 
 def timings(run, op):
@@ -24,7 +22,8 @@ def timings(run, op):
     out = {}
     for r in run["tuned"]:
         if r["op"] == op and r.get("fwd"):
-            out[r["N"]] = {relative(c["config"]): c["pct"] for c in r["fwd"] if c.get("ok", True)}
+            out[r["N"]] = {tuple(table_entry_of(c["config"])): c["pct"] for c in r["fwd"]
+                           if c.get("ok", True)}
     return dict(sorted(out.items()))
 
 

@@ -103,16 +103,21 @@ def walk_lanes(n_cols, chunk):
     return (triton.cdiv(n_cols - 1, chunk) + 1) * chunk
 
 
+# the widest rows whose next row a row backward prefetches: above, the prefetch spills (the
+# row rule's and the classes' alike)
+PREFETCH_MAX_LANES = 8192
+
+
 def narrow_row_config(n_cols):
     """The row backward for rows whose every access moves one element, the fallback of
     the classes backward for an input it cannot read: the whole row in registers at 16
     elements a thread and 16 warps an SM (notes/data/cliff-3: near the best row
-    configurations at odd bf16 widths), prefetching the next row up to 8192 columns
-    (above, the prefetch spills). The staged copies into shared memory (cp.async) would
+    configurations at odd bf16 widths), prefetching the next row up to
+    PREFETCH_MAX_LANES. The staged copies into shared memory (cp.async) would
     move one element each too, or none at all (notes/data/cliff-4)."""
     block_n = triton.next_power_of_2(n_cols)
     num_warps = min(32, max(1, block_n // 512))
-    return "row", block_n, 1, num_warps, max(1, 16 // num_warps), block_n <= 8192
+    return "row", block_n, 1, num_warps, max(1, 16 // num_warps), block_n <= PREFETCH_MAX_LANES
 
 
 def class_lanes(n_cols, v):
@@ -151,8 +156,8 @@ def classes_config(config, n_cols, element_size):
     each from its window's aligned start in 16-byte accesses, keeps the weight and its
     sums in that frame, and writes them back once. One warp per 1024 lanes, at most
     CLASS_WARPS: 8 warps measured 8 to 30 points slower at 4096 lanes, and 16 warps 1 to
-    35 points slower than 8 at 16384 (notes/issue-39.md). 16-bit rows up to 8192 lanes
-    prefetch the next row (at 16384 the prefetch spills); fp32 rows do not (without, they
+    35 points slower than 8 at 16384 (notes/issue-39.md). 16-bit rows up to
+    PREFETCH_MAX_LANES prefetch the next row; fp32 rows do not (without, they
     were level or ahead for 7 of the 8 op and width pairs tried). The row rule is also the
     fallback for an input the classes cannot read (rows not N apart, a pointer off 16
     bytes). Rows on 4 or 8 bytes in 16 bits keep the table's staged entries, which move 4
@@ -165,7 +170,7 @@ def classes_config(config, n_cols, element_size):
     if not low <= lanes <= high:
         return narrow_row_config(n_cols)
     num_warps = min(CLASS_WARPS, max(1, lanes // 1024))
-    prefetch = element_size == 2 and lanes <= 8192
+    prefetch = element_size == 2 and lanes <= PREFETCH_MAX_LANES
     return ("classes", lanes, 1, num_warps, 16 // num_warps, prefetch, v,
             class_edges(n_cols, lanes, v), narrow_row_config(n_cols))
 

@@ -98,13 +98,7 @@ def flat(p):
 
 def needs_grad(x, *params):
     """Whether autograd will ask for a gradient of this call."""
-    if torch.is_grad_enabled():
-        if x.requires_grad:
-            return True
-        for p in params:
-            if p is not None and p.requires_grad:
-                return True
-    return False
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, *params))
 
 
 def path(x, *params):
