@@ -220,6 +220,10 @@ def quotes(measurements, t=ENGLISH):
          "walk_min_cols_32": str(aligned.WALK_MIN_COLS[4]),
          "walk_chunks": walk_chunks_text(res, t),
          "classes_elements_per_thread": str(_elements_per_thread(aligned.classes_config(None, 4097, 2))),
+         # the widest 16-bit window, where the warps stop at CLASS_WARPS
+         "classes_elements_per_thread_widest": str(_elements_per_thread(
+             aligned.classes_config(None, aligned.CLASS_LANES[2][1] - 1, 2))),
+         "classes_warps_max": str(aligned.CLASS_WARPS),
          "classes_lanes_16": "–".join(t.number(n, "d") for n in aligned.CLASS_LANES[2]),
          "classes_lanes_32": "–".join(t.number(n, "d") for n in aligned.CLASS_LANES[4])}
     for key, value in protocol.items():
