@@ -7,7 +7,7 @@ For each op and width, the configuration the op chooses ("ours") and a grid of t
 designs (chunk, warps, LayerNorm's tail tile); at odd widths also the aligned designs (RMSNorm's
 window, LayerNorm's walk) with other warps. Forward alone, GPU time of plain calls back to back
 (each moves hundreds of MB), % of the copy bandwidth measured in the same run, M = 2**27 / N rows,
-bf16. Every variant's output is checked against the first's. Widths in the order of interest; the
+bf16 or --dtype float32. Every variant's output is checked against the first's. Widths in the order of interest; the
 run stops starting new ones after --budget-s and writes what it has after each width.
 
     PYTHONPATH=snippets python3 notes/experiments/offset_rows.py --out offset.json
@@ -30,6 +30,7 @@ from rmsnorm import fast as rms
 OPS = {"layernorm": ln, "rmsnorm": rms}
 # rows on 4 bytes, 8 bytes, then odd (2 bytes); past 16384 the WIDE configuration
 WIDTHS = (8194, 4098, 4097, 12290, 8196, 8193, 4100, 16386, 6146, 12289, 16383, 16385, 10242)
+DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32}
 
 
 def grid(op, n):
@@ -64,7 +65,9 @@ def main():
     parser.add_argument("--out")
     parser.add_argument("--budget-s", type=float, default=150)
     parser.add_argument("--check", action="store_true", help="each variant once at a few rows, untimed")
+    parser.add_argument("--dtype", choices=DTYPES, default="bfloat16")
     args = parser.parse_args()
+    dtype = DTYPES[args.dtype]
     t0, results = time.time(), []
     copy = None if args.check else bench.copy_bandwidth_gb_per_s()["median"]
     for n in WIDTHS:
@@ -74,7 +77,7 @@ def main():
             fast = module.OP
             m = 3 if args.check else 2**27 // n
             g = torch.Generator(device=DEVICE).manual_seed(0)
-            x = torch.randn(m, n, device=DEVICE, dtype=torch.bfloat16, generator=g)
+            x = torch.randn(m, n, device=DEVICE, dtype=dtype, generator=g)
             w = torch.rand(n, device=DEVICE, dtype=x.dtype, generator=g) + 0.5
             params = (w, torch.randn_like(w)) if op == "layernorm" else (w,)
             ours = fast.forward_config(n, x.element_size())
@@ -88,11 +91,11 @@ def main():
                     print(f"{op[:3]} N={n} {label}: {type(e).__name__} {str(e)[-300:]}", flush=True)
                     continue
                 reference = y if reference is None else reference
-                row = {"op": op, "N": n, "variant": label, "config": list(config[:4]),
+                row = {"op": op, "N": n, "dtype": args.dtype, "variant": label, "config": list(config[:4]),
                        "diff": difference(y, reference)}
                 if not args.check:
                     ms = bench.median_call_ms(fn, 5, 10, 5)
-                    row |= {"ms": ms, "pct": 100 * bench.gb_per_s(2 * m * n * 2, ms) / copy}
+                    row |= {"ms": ms, "pct": 100 * bench.gb_per_s(2 * m * n * x.element_size(), ms) / copy}
                 results.append(row)
                 print(f"{op[:3]} N={n:5d} {label:16s} " + ("" if args.check else f"{row['pct']:5.1f}% ")
                       + f"diff {row['diff']:.2g}", flush=True)

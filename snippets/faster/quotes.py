@@ -219,6 +219,10 @@ def quotes(measurements, t=ENGLISH):
          "walk_min_cols_16": str(aligned.WALK_MIN_COLS[2]),
          "walk_min_cols_32": str(aligned.WALK_MIN_COLS[4]),
          "walk_chunks": walk_chunks_text(res, t),
+         "window_warps": str(aligned.WINDOW_WARPS),
+         "offset_chunk": t.number(aligned.OFFSET_CHUNK, "d"),
+         "offset_warps": str(aligned.OFFSET_WARPS),
+         "offset_row_max_lanes": t.number(aligned.OFFSET_ROW_MAX_LANES, "d"),
          "classes_elements_per_thread": str(_elements_per_thread(aligned.classes_config(None, 4097, 2))),
          # the widest 16-bit window, where the warps stop at CLASS_WARPS
          "classes_elements_per_thread_widest": str(_elements_per_thread(

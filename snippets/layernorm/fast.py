@@ -334,15 +334,20 @@ class LayerNormKernels(FastNorm):
                    (MAX_N, ("chunked", 8192, 1, 16, 1)))}
     TUNED = tables_beside(__file__)
     MAX_N = MAX_N
-    WIDE = {"forward": ("chunked", 4096, 1, 16, 0), "backward": ("chunked", 4096, 1,
+    # past MAX_N (notes/data/wide-rows-1-h100.json, bf16, H100): 8192-element chunks
+    # forward, 94 and 89 % of copy at 20480 and 32768 against 88 and 74 with 4096
+    WIDE = {"forward": ("chunked", 8192, 1, 16, 0), "backward": ("chunked", 4096, 1,
                                                                  16, 1)}
     BACKWARD = {"row": bwd_row, "classes": bwd_classes, "staged": bwd_staged,
                 "chunked": bwd_chunked}
 
     def forward_rule(self, config, n_cols, element_size):
         """Rows whose every access would move one element: walked from their aligned
-        windows in chunks (normkit.aligned.walk_config)."""
-        return aligned.walk_config(config, n_cols, element_size)
+        windows in chunks (normkit.aligned.walk_config); other rows off 16 bytes in
+        short chunks, the tail in a tile of its own (normkit.aligned.offset_config)."""
+        walk = aligned.walk_config(config, n_cols, element_size)
+        offset = ("chunked", aligned.OFFSET_CHUNK, 1, aligned.OFFSET_WARPS, 1)
+        return aligned.offset_config(walk, n_cols, element_size, offset)
 
     def forward_design(self, config, n_cols, element_size, stride):
         """The forward kernel of a configuration and its tiles: the row's, the walk's

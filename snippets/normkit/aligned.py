@@ -59,20 +59,23 @@ WINDOW_MIN_BYTES = 2**23
 # at some below it (1025 bf16, 2049 and 2305 fp32), and behind wherever the table's design moves
 # two elements an access or more (N even)
 WINDOW_MIN_COLS = 4096
+# Measured (notes/data/offset-rows-1-h100.json, bf16, H100): with 8 warps the window came within
+# 2 points of copy of the best of 4, 8 and 16 at 4097, 8193 and 12289 columns; the ladder's 16
+# warps lost 28 points at 4097
+WINDOW_WARPS = 8
 
 
 def window_config(config, n_cols, element_size, max_lanes):
-    """RMSNorm's forward configuration for rows of n_cols: ("aligned", LANES, ROWS, num_warps,
-    the table's configuration) where the table's design would move one element an access, the
-    row is wider than WINDOW_MIN_COLS and its window fits max_lanes, with the entry's rows (one
-    for a chunked entry) and warps, at least one warp per 1024 lanes; else the configuration as
-    it is. The warps are a rule, not tuned: the tables are tuned at aligned widths."""
+    """RMSNorm's forward configuration for rows of n_cols: ("aligned", LANES, ROWS,
+    WINDOW_WARPS, the ladder's configuration) where the ladder's design would move one element
+    an access, the row is wider than WINDOW_MIN_COLS and its window fits max_lanes, with the
+    entry's rows (one for a chunked entry); else the configuration as it is."""
     lanes = window(n_cols, element_size)
     if (not one_element_accesses(n_cols, element_size) or n_cols <= WINDOW_MIN_COLS
             or lanes > max_lanes):
         return config
     rows = config[2] if config[0] == "row" else 1
-    return "aligned", lanes, rows, min(16, max(config[3], lanes // 1024)), config
+    return "aligned", lanes, rows, WINDOW_WARPS, config
 
 
 # Measured (notes/data/cliff-7-*.json against cliff-5, LayerNorm at odd N), per element size: in
@@ -101,6 +104,28 @@ def walk_lanes(n_cols, chunk):
     """Lanes of the tables a walk reads its weight and bias from: from lane V on, whole chunks
     past the row's end (N - 1 columns after the first group's first), and one more."""
     return (triton.cdiv(n_cols - 1, chunk) + 1) * chunk
+
+
+# Measured (notes/data/offset-rows-1-h100.json, bf16, H100): the ladder's rungs are fitted at rows
+# on 16 bytes. At rows on 2, 4 or 8 bytes that no aligned design reads, 2048-element chunks with
+# 16 warps came ahead of the ladder's chunked rungs and of its row rung above 8192 lanes at all
+# 16 op and width pairs tried, by 0.2 to 28 points of copy (LayerNorm 8194: 90 against 62;
+# RMSNorm 8194: 94 against 68), and within 5.3 points of the best of the row and chunked grid at
+# 14 (RMSNorm 16383 and 16385: 6 and 10). Narrower row rungs were ahead (LayerNorm 4098: 90
+# against 79)
+OFFSET_CHUNK, OFFSET_WARPS, OFFSET_ROW_MAX_LANES = 2048, 16, 8192
+
+
+def offset_config(config, n_cols, element_size, chunked):
+    """The forward's configuration for 16-bit rows that start off 16 bytes: `chunked` (the
+    op's chunked design with OFFSET_CHUNK and OFFSET_WARPS) in place of a chunked
+    configuration or a row one wider than OFFSET_ROW_MAX_LANES, else the configuration as it
+    is. fp32 rows keep the ladder's: not measured there yet."""
+    if element_size != 2 or row_alignment(n_cols, element_size) == VECTOR_BYTES:
+        return config
+    if config[0] == "chunked" or (config[0] == "row" and config[1] > OFFSET_ROW_MAX_LANES):
+        return chunked
+    return config
 
 
 # the widest rows whose next row a row backward prefetches: above, the prefetch spills (the

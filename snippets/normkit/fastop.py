@@ -237,9 +237,10 @@ class FastNorm:
         num_warps), ("chunked", CHUNK, ROWS, num_warps, ...) or the op's aligned one
         (forward_rule)."""
         if n_cols > self.MAX_N:
-            return self.WIDE["forward"]
-        ladder = self.FORWARD.get(element_size, self.FORWARD[2])
-        config = forward_entry_config(ladder_entry(ladder, n_cols), n_cols)
+            config = self.WIDE["forward"]
+        else:
+            ladder = self.FORWARD.get(element_size, self.FORWARD[2])
+            config = forward_entry_config(ladder_entry(ladder, n_cols), n_cols)
         return self.forward_rule(config, n_cols, element_size)
 
     @functools.lru_cache(maxsize=None)
