@@ -30,7 +30,7 @@ def test_quotes_are_strings_the_pages_can_quote(tmp_path):
     assert q["gpu"] == "Synthetic GPU" and q["sm_count"] == "100" and q["l2_mb"] == "50"
     # Little's law at 4000 GB/s: 4.0 MB on the way per µs of latency, 4e6 / 100 SMs / 1024 = 39 KiB each
     assert (q["inflight_mb_per_us"], q["inflight_kib_per_sm_per_us"]) == ("4.0", "39")
-    assert q["copy_gbps"] == "4000 (3920–4080)"
+    assert q["copy_gbps"] == "4000 GB/s (3920–4080)"
     assert (q["target_fwd"], q["target_fwdbwd"], q["sweep_total"]) == ("92%", "85%", "2^{27}")
     assert (q["sweep_n_min"], q["sweep_n_max"], q["sweep_n_count"]) == ("1024", "16384", "5")
     assert (q["timing_samples"], q["timing_repeats"], q["timing_host_calls"]) == ("20", "3", "200")

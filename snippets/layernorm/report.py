@@ -99,7 +99,7 @@ def quotes(results, provenance, t=ENGLISH):
     rows = _index(results)
     copy = provenance["copy"]
     p = results["protocol"]
-    q = {"gpu": str(provenance["gpu"]), "copy_gb_per_s": claims.with_range(copy, "copy", t),
+    q = {"gpu": str(provenance["gpu"]), "copy_gb_per_s": claims.with_range(copy, "copy", t, " GB/s"),
          "m": str(results["M"]), "dtype": results["dtype"], "n_count": str(len(results["n_values"])),
          "n_min": str(results["n_values"][0]), "n_max": str(results["n_values"][-1]), "host_n": str(results["host_n"])}
     for key in ("warmup_calls", "samples", "calls_per_sample", "repeats", "host_calls", "max_copies"):

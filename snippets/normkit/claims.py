@@ -152,7 +152,7 @@ def fixed_cost_text(fig, t, unit="", with_spread=False):
 
 
 def with_range(fig, kind, t, unit=""):
-    return f"{text(fig, kind, t)}{unit} ({range_text(fig, kind, t)})"
+    return f"{text(fig, kind, t)}{unit}" + t.parenthesized(range_text(fig, kind, t))
 
 
 def transform(fig, fn):

@@ -48,6 +48,8 @@ GROUP_FROM_DIGITS = 5
 MINUS = "\u2212"  # −, not the hyphen a Python format writes
 TIMES = {"en": "×", "zh": " 倍", "vi": " lần"}  # Vietnamese says a multiple in words: gấp 6,79 lần
 PERCENT = {"en": "%", "zh": "%", "vi": "%"}  # 97%: no space in any of the three
+# a parenthesis after a figure: Chinese sets it full-width, with no space ("4190（4100–4280）")
+PARENTHESES = {"en": (" (", ")"), "zh": ("（", "）"), "vi": (" (", ")")}
 SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 _NUMBER = re.compile(r"^(?P<sign>[+-]?)(?P<int>\d+)(?:\.(?P<frac>\d+))?(?:e(?P<exp>[+-]\d+))?$")
 
@@ -124,6 +126,11 @@ class Words:
 
     def date(self, stamp):
         return date(stamp, self.language)
+
+    def parenthesized(self, text):
+        """text in parentheses after what precedes it, as the language sets them."""
+        opening, closing = PARENTHESES[self.language]
+        return f"{opening}{text}{closing}"
 
     def vector(self, values, spec):
         """A list of numbers as code prints it: "[0.85, 1.13]"; Vietnamese, whose decimal mark is a

@@ -190,7 +190,7 @@ def quotes(measurements, t=ENGLISH):
     """Flat dict of ready-to-print strings in t's language; keys are what pages write as {{ rmsnorm.KEY }}."""
     prov, res = measurements["provenance"], measurements["results"]
     copy = prov["copy"]["median"]
-    q = {"gpu": str(prov["gpu"]), "copy_gb_per_s": claims.with_range(prov["copy"], "copy", t)}
+    q = {"gpu": str(prov["gpu"]), "copy_gb_per_s": claims.with_range(prov["copy"], "copy", t, " GB/s")}
 
     acc = res["accuracy"]
     q["acc_cases"] = t.number(acc["cases"], "d")
