@@ -121,13 +121,13 @@ def test_quotes_in_every_language(tmp_path):
     zh = json.loads(read_text(tmp_path / "quotes.zh.json"))
     vi = json.loads(read_text(tmp_path / "quotes.vi.json"))
     assert en.keys() == zh.keys() == vi.keys()
-    assert zh["ln_small_fwd_gpu_vs_torch"] == "1.24 倍 (1.16–1.32)" and zh["dw_lock_vs_fast"] == "7.00 倍"
+    assert zh["ln_small_fwd_gpu_vs_torch"] == "1.24 倍（1.16–1.32）" and zh["dw_lock_vs_fast"] == "7.00 倍"
     assert zh["ln_fast_fwd_target_32768x4096"] == "达到" and zh["ln_fast_fwd_vs_best_other_32768x8192"] == "更快"
     # "none" said once: a sentence, not "0 个：无"
     assert zh["rms_sweep_fwdbwd_behind_sentence"] == "在这些宽度上，没有哪个其他实现的前向+反向比它快、且两者范围相隔至少 3%。"
-    assert zh["ln_sweep_fwdbwd_behind_sentence"] == "其他实现的前向+反向比它快、且两者范围相隔至少 3% 的宽度有 1 个：2048。"
-    assert vi["ln_between_below_sentence"] == ("Có 1 độ rộng mà lượt xuôi + lượt ngược thấp hơn cả hai mục của bảng "
-                                               "cấu hình khởi chạy ở hai bên, với khoảng đo cách cả hai ít nhất 3%: 4097.")
+    assert zh["ln_sweep_fwdbwd_behind_sentence"] == "在 1 个宽度上，有其他实现的前向+反向比它快，且两者的范围相隔至少 3%：2048。"
+    assert vi["ln_between_below_sentence"] == ("Ở 1 độ rộng, lượt xuôi + lượt ngược chậm hơn ở cả hai mục lân cận trong "
+                                               "bảng cấu hình khởi chạy, với khoảng đo cách nhau ít nhất 3%: 4097.")
     assert vi["ln_fast_small_fwd_gpu_us"] == "4,2" and vi["ln_small_fwd_gpu_vs_torch"] == "1,24 lần (1,16–1,32)"
     assert vi["ln_teaching_gpu_fwdbwd_pct_typical"] == "22,0%" and vi["ln_partial_mb_32768x4096"] == "6,6"
 

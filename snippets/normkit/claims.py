@@ -231,7 +231,7 @@ def paired_text(a, b, t, kind="host"):
 
 def _multiple_text(value, low, high, t):
     lo, hi, places = _outward(low, high, t)
-    return f"{t.times(_round(value, places), f'.{max(places, 0)}f')} ({lo}–{hi})"
+    return t.times(_round(value, places), f".{max(places, 0)}f") + t.parenthesized(f"{lo}–{hi}")
 
 
 def under(a, b, limit, kind="host"):

@@ -161,7 +161,7 @@ def _bytes(n_bytes, t):
     """A byte count as the page writes it: grouped digits, and KiB or MiB beside it."""
     digits = t.number(n_bytes, "d")
     unit = ("MiB", 2**20) if n_bytes >= 2**20 else ("KiB", 2**10)
-    return f"{digits} B ({t.number(n_bytes / unit[1], 'g')} {unit[0]})"
+    return f"{digits} B" + t.parenthesized(f"{t.number(n_bytes / unit[1], 'g')} {unit[0]}")
 
 
 def code_quotes(results, t):
