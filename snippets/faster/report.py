@@ -41,7 +41,7 @@ from faster.results import (BACKWARD_DESIGNS, DW_DESIGNS, ELEMENT_SIZE, MISSING,
                             _installed, _lowest, _num, _ok, _pct, _ratio, _ref_max, _sci, _series,
                             _shape_text, _short, _total_text, _us, pct_copy)
 from normkit import aligned, claims
-from normkit.tables import PLOT_FONT_PT, write_localized, write_quotes
+from normkit.tables import PLOT_FONT_PT, plot_style, write_localized, write_quotes
 from normkit.words import ENGLISH, LANGUAGES, Words
 
 matplotlib.use("Agg")
@@ -303,10 +303,8 @@ def sweep_svg(res, op, gpu, copy, path, t=ENGLISH):
     series = _series(res, op, copy)
     ns = sorted({n for points in series.values() for n, _ in points})
     ticks = [n for n in ns if n % 4096 == 0 or n == ns[0]]  # labels that do not overlap at 12 pt
-    # text stays text (svg.fonttype none): selectable, and its size can be checked by tests/test_browser.py
-    with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "none", "font.size": PLOT_FONT_PT,
-                         "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK,
-                         "xtick.color": INK, "ytick.color": INK}):
+    with plt.rc_context(plot_style(**{"text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK,
+                                      "xtick.color": INK, "ytick.color": INK})):
         fig, axes = plt.subplots(2, 1, figsize=(5, 7.2), sharex=True, layout="constrained")
         for ax, (key, _) in zip(axes, MODES):
             for name, points in series.items():

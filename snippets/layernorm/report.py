@@ -20,7 +20,7 @@ import matplotlib
 from layernorm.ops import REDUCE_BLOCK_M, REDUCE_BLOCK_N, group_size_for
 from normkit import claims
 from normkit.launch import fused_block_size
-from normkit.tables import PLOT_FONT_PT, write_localized, write_quotes
+from normkit.tables import PLOT_FONT_PT, plot_style, write_localized, write_quotes
 from normkit.words import ENGLISH, LANGUAGES, Words
 
 matplotlib.use("Agg")
@@ -260,7 +260,7 @@ def bandwidth_plot(results, provenance, path, t=ENGLISH):
     copy = provenance["copy"]["median"]
     ns = results["n_values"]
     # text stays text (svg.fonttype none): selectable, and its size can be checked by tests/test_browser.py
-    with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "none", "font.size": PLOT_FONT_PT}):
+    with plt.rc_context(plot_style()):
         fig, axes = plt.subplots(2, 1, figsize=(5, 6.2), sharex=True, layout="constrained")
         for ax, (mode, short) in zip(axes, MODES.items()):
             for provider, label in PROVIDERS.items():  # the tables' column names, in every language

@@ -12,7 +12,7 @@ import warnings
 
 from normkit import claims
 from normkit.bench import gb_per_s
-from normkit.tables import PLOT_FONT_PT, write_localized, write_quotes
+from normkit.tables import plot_style, write_localized, write_quotes
 from normkit.words import ENGLISH, LANGUAGES, Words
 from rmsnorm.examples import EPS, format_examples
 from rmsnorm.ops import MAX_N, SCRATCH_LIMIT_BYTES
@@ -128,7 +128,7 @@ def timing_svg(tim, path, t=ENGLISH):
     shapes = tim["shapes"]
     colors = {"reference": "#9e9e9e", "torch": "#ff7043", "kernel": "#3f51b5"}
     # text stays text (svg.fonttype none): selectable, and its size can be checked by tests/test_browser.py
-    with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "none", "font.size": PLOT_FONT_PT}):
+    with plt.rc_context(plot_style()):
         fig, axes = plt.subplots(2, 1, figsize=(5, 6), layout="constrained")
         width = 0.27
         for ax, (scope, title) in zip(axes, SCOPES):
