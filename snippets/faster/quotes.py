@@ -119,7 +119,7 @@ def _host_quotes(res, op, p, t, q):
     rows = {(r["M"], r["N"], r["provider"]): r for r in res["host_grid"] if r["op"] == op}
     q["host_m_list"] = t.join(str(m) for m in sorted({r["M"] for r in res["host_grid"]}))
     q["host_n_list"] = t.join(str(n) for n in sorted({r["N"] for r in res["host_grid"]}))
-    tallies = []
+    counts = []
     for key, _ in MODES:
         k = _short(key)
         q[f"host_{k}_target"] = t.times(res["host_targets"][key], ".1f")
@@ -131,10 +131,10 @@ def _host_quotes(res, op, p, t, q):
                 ratios.append(f["median"] / e["median"])
                 verdicts.append(claims.under(f, e, res["host_targets"][key]))
         if verdicts:
-            tallies.append(t.tally("host", {v: verdicts.count(v) for v in ("met", "within", "missed")}))
+            counts.append({v: verdicts.count(v) for v in ("met", "within", "missed")})
             q[f"{p}_host_{k}_ratio_span"] = t.span(t.times(min(ratios), ".1f"), t.times(max(ratios), ".1f"))
-    if len(tallies) == len(MODES):
-        q[f"{p}_host_tallies"] = t.both("host", *tallies)
+    if len(counts) == len(MODES):
+        q[f"{p}_host_tallies"] = t.both_counted("host", *counts)
     for trace in (r for r in res["host_trace"] if r["op"] == op):
         for key in ("call_us", "outside_us", "launch_us"):
             q[f"{p}_trace_{key}"] = _us(trace[key], t, "host")

@@ -214,8 +214,8 @@ def test_host_table_reads_each_target_from_the_paired_ratio(tmp_path):
     assert "| 8×4096 | 60 · 20 | 3.0× (2.4–3.6) ✗ |" in table, table
     q = json.loads(read_text(tmp_path / "quotes.json"))
     # forward 1.1x (within) and 3x (missed); forward+backward 1.5x (within) at both
-    assert q["rms_host_tallies"] == ("The forward target is inside the range at 1 and missed at 1 of the 2 shapes, "
-                                     "the forward+backward one inside the range at all 2 shapes")
+    assert q["rms_host_tallies"] == ("Of the 2 shapes, the forward target is inside the range at 1 and missed at 1, "
+                                     "the forward+backward one inside the range at all of them")
     assert q["rms_host_fwd_ratio_span"] == "1.1× to 3.0×"
     assert q["host_fwd_target"] == "1.2×" and q["host_m_list"] == "1 and 8"
 

@@ -177,3 +177,20 @@ def test_two_tallies_that_agree_are_said_once():
         "The forward target is missed at all 12 shapes, the forward+backward one met at all 12 shapes")
     zh = Words("zh").tally("host", {"missed": 12})
     assert Words("zh").both("host", zh, zh) == "前向和前向+反向两个目标各自在全部 12 个形状上都没达到"
+
+
+def test_two_tallies_over_one_set_say_its_size_once():
+    mixed, every = {"met": 0, "within": 7, "missed": 5}, {"met": 12, "within": 0, "missed": 0}
+    assert Words("en").both_counted("host", mixed, every) == (
+        "Of the 12 shapes, the forward target is inside the range at 7 and missed at 5, "
+        "the forward+backward one met at all of them")
+    assert Words("zh").both_counted("host", mixed, every) == (
+        "12 个形状中，前向目标：7 个落在范围之内，5 个没达到；前向+反向目标：全部达到")
+    assert Words("vi").both_counted("host", every, mixed) == (
+        "Trong 12 hình dạng, mục tiêu lượt xuôi đạt ở tất cả, còn mục tiêu lượt xuôi + lượt ngược "
+        "nằm trong khoảng đo ở 7 và không đạt ở 5")
+    # the same counts: said once; sets of different sizes: each with its own
+    assert Words("en").both_counted("host", every, every) == (
+        "Both targets, forward and forward+backward, are met at all 12 shapes")
+    assert Words("en").both_counted("host", every, {"met": 0, "within": 0, "missed": 3}) == (
+        "The forward target is met at all 12 shapes, the forward+backward one missed at all 3 shapes")
