@@ -202,7 +202,7 @@ def group_sweep_markdown(results, t):
             r = next((r for r in by_n[n] if r["group_size"] == groups), None)
             mark = " ◀" if groups == group_size_for(n) else ""
             cells.append("—" if r is None else claims.with_range(r["us"], "gpu", t) + mark)
-        label = f"{groups} (= M)" if groups == results["M"] else str(groups)
+        label = f"{groups}" + t.parenthesized("= M") if groups == results["M"] else str(groups)
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out += ["", t("group_sweep_caption") + t("full_stop") + claims.protocol_text(results["protocol"], t)]
     return "\n".join(out) + "\n"
