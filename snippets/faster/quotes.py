@@ -228,9 +228,8 @@ def quotes(measurements, t=ENGLISH):
          "classes_elements_per_thread_widest": str(_elements_per_thread(
              aligned.classes_config(None, aligned.CLASS_LANES[2][1] - 1, 2))),
          "classes_warps_max": str(aligned.CLASS_WARPS),
-         # lanes are sizes, written as code writes them (ungrouped) in every language
-         "classes_lanes_16": "–".join(str(n) for n in aligned.CLASS_LANES[2]),
-         "classes_lanes_32": "–".join(str(n) for n in aligned.CLASS_LANES[4])}
+         "classes_lanes_16": "–".join(t.number(n, "d") for n in aligned.CLASS_LANES[2]),
+         "classes_lanes_32": "–".join(t.number(n, "d") for n in aligned.CLASS_LANES[4])}
     for key, value in protocol.items():
         q[f"timing_{key}"] = str(value)
 
