@@ -200,7 +200,7 @@ def quotes(measurements, t=ENGLISH):
     elt = ELEMENT_SIZE[res["dtype"]]
     protocol = res["protocol"]
     q = {"gpu": str(prov.get("gpu", res.get("device"))), "sm_count": str(res["sm_count"]),
-         "copy_gbps": claims.with_range(copy_fig, "copy", t, " GB/s"), "m": str(m),
+         "copy_gbps": claims.copy_text(copy_fig, t), "m": str(m),
          # Little's law at this run's copy bandwidth: the bytes on their way per microsecond of latency
          "inflight_mb_per_us": t.number(copy * 1e9 * 1e-6 / 1e6, ".1f"),
          "inflight_kib_per_sm_per_us": t.number(copy * 1e9 * 1e-6 / res["sm_count"] / 1024, ".0f"),

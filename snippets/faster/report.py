@@ -88,7 +88,7 @@ def targets_md(res, op, copy, t):
     index = _index(rows)
     goal = res["targets_pct"]
     fwd, both = t("fwd"), t("fwdbwd")
-    out = [f"**{res['dtype']}** · M = {res['M']} · {t('copy')}{t('colon')}{claims.with_range(copy, 'copy', t, ' GB/s')} · "
+    out = [f"**{res['dtype']}** · M = {res['M']} · {t('copy')}{t('colon')}{claims.copy_text(copy, t)} · "
            f"{t('targets')}{t('colon')}{fwd} ≥ {t.percent(goal['fwd'], '.0f')}{t('comma')}"
            f"{both} ≥ {t.percent(goal['fwd_bwd'], '.0f')}",
            "",

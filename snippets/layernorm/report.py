@@ -99,7 +99,7 @@ def quotes(results, provenance, t=ENGLISH):
     rows = _index(results)
     copy = provenance["copy"]
     p = results["protocol"]
-    q = {"gpu": str(provenance["gpu"]), "copy_gb_per_s": claims.with_range(copy, "copy", t, " GB/s"),
+    q = {"gpu": str(provenance["gpu"]), "copy_gb_per_s": claims.copy_text(copy, t),
          "m": str(results["M"]), "dtype": results["dtype"], "n_count": str(len(results["n_values"])),
          "n_min": str(results["n_values"][0]), "n_max": str(results["n_values"][-1]), "host_n": str(results["host_n"])}
     for key in ("warmup_calls", "samples", "calls_per_sample", "repeats", "host_calls", "max_copies"):
@@ -259,7 +259,6 @@ def bandwidth_plot(results, provenance, path, t=ENGLISH):
     rows = _index(results)
     copy = provenance["copy"]["median"]
     ns = results["n_values"]
-    # text stays text (svg.fonttype none): selectable, and its size can be checked by tests/test_browser.py
     with plt.rc_context(plot_style()):
         fig, axes = plt.subplots(2, 1, figsize=(5, 6.2), sharex=True, layout="constrained")
         for ax, (mode, short) in zip(axes, MODES.items()):

@@ -155,6 +155,12 @@ def with_range(fig, kind, t, unit=""):
     return f"{text(fig, kind, t)}{unit}" + t.parenthesized(range_text(fig, kind, t))
 
 
+def copy_text(fig, t):
+    """The copy bandwidth as every page and table quotes it: the unit before the range
+    ("4000 GB/s (3920–4080)"), so that no sentence nests it in parentheses or trails it."""
+    return with_range(fig, "copy", t, " GB/s")
+
+
 def transform(fig, fn):
     """The figure of fn(value) for a monotonic fn: a time becomes a bandwidth, a share, a ratio."""
     runs = [fn(r) for r in fig["runs"]]

@@ -127,7 +127,6 @@ def timing_svg(tim, path, t=ENGLISH):
 
     shapes = tim["shapes"]
     colors = {"reference": "#9e9e9e", "torch": "#ff7043", "kernel": "#3f51b5"}
-    # text stays text (svg.fonttype none): selectable, and its size can be checked by tests/test_browser.py
     with plt.rc_context(plot_style()):
         fig, axes = plt.subplots(2, 1, figsize=(5, 6), layout="constrained")
         width = 0.27
@@ -190,7 +189,7 @@ def quotes(measurements, t=ENGLISH):
     """Flat dict of ready-to-print strings in t's language; keys are what pages write as {{ rmsnorm.KEY }}."""
     prov, res = measurements["provenance"], measurements["results"]
     copy = prov["copy"]["median"]
-    q = {"gpu": str(prov["gpu"]), "copy_gb_per_s": claims.with_range(prov["copy"], "copy", t, " GB/s")}
+    q = {"gpu": str(prov["gpu"]), "copy_gb_per_s": claims.copy_text(prov["copy"], t)}
 
     acc = res["accuracy"]
     q["acc_cases"] = t.number(acc["cases"], "d")
