@@ -69,14 +69,12 @@ def _status(fig, target, t):
     return {"met": "✓", "missed": "✗", "within": "≈"}[claims.against(fig, target, "gpu")]
 
 
-def _phrase(*words):
-    """Words of a table header side by side: a space between two, but none between two Chinese
-    characters ("fwd % copy", 「前向占拷贝带宽 %」, 「前向 GPU µs」). Here and not in normkit.words,
-    whose changes would count as changes of the measured sources."""
-    out = words[0]
-    for word in words[1:]:
-        out += ("" if _hanzi(out[-1:]) and _hanzi(word[:1]) else " ") + word
-    return out
+def _phrase(quantity, unit, t):
+    """A table header's pass and unit: a space between them ("fwd % copy"), none between two Chinese
+    characters (「前向占拷贝带宽 %」, 「前向 GPU µs」), a comma in Vietnamese ("lượt xuôi, µs GPU")."""
+    if t.language == "vi":
+        return quantity + t("comma") + unit
+    return quantity + ("" if _hanzi(quantity[-1:]) and _hanzi(unit[:1]) else " ") + unit
 
 
 def _hanzi(character):
@@ -92,8 +90,8 @@ def targets_md(res, op, copy, t):
            f"{t('targets')}{t('colon')}{fwd} ≥ {t.percent(goal['fwd'], '.0f')}{t('comma')}"
            f"{both} ≥ {t.percent(goal['fwd_bwd'], '.0f')}",
            "",
-           f"| {t('shape')} | {t('provider')} | {_phrase(fwd, t('gpu_us'))} | {_phrase(fwd, t('pct_copy'))} "
-           f"| {_phrase(both, t('gpu_us'))} | {_phrase(both, t('pct_copy'))} |",
+           f"| {t('shape')} | {t('provider')} | {_phrase(fwd, t('gpu_us'), t)} | {_phrase(fwd, t('pct_copy'), t)} "
+           f"| {_phrase(both, t('gpu_us'), t)} | {_phrase(both, t('pct_copy'), t)} |",
            "|---|---|--:|--:|--:|--:|"]
     for n in res["target_n"]:
         for name in _installed(rows):

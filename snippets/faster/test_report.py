@@ -14,7 +14,7 @@ from faster.results import _total_text
 from faster.synthetic import (COPY, DATA_KEYS, HOST_STEPS, LANGS, OPS, read_text,
                               synthetic_measurements, synthetic_run)
 from normkit.testing import key_paths
-from normkit.words import ENGLISH
+from normkit.words import ENGLISH, Words
 
 # the plots keep Chinese text as SVG text, drawn by the browser: matplotlib's font has no CJK glyphs
 pytestmark = pytest.mark.filterwarnings("ignore:Glyph .* missing from font")
@@ -275,7 +275,9 @@ def test_targets_say_which_provider_packages_the_run_had(tmp_path):
     assert "packages" not in report.targets_md(m["results"], "layernorm", m["provenance"]["copy"], ENGLISH)
 
 
-def test_a_header_puts_no_space_between_chinese_characters():
-    assert report._phrase("fwd", "% copy") == "fwd % copy"
-    assert report._phrase("前向", "占拷贝带宽 %") == "前向占拷贝带宽 %"
-    assert report._phrase("前向", "GPU µs") == "前向 GPU µs"
+def test_a_header_joins_pass_and_unit_as_each_language_does():
+    zh, vi = Words("zh"), Words("vi")
+    assert report._phrase("fwd", "% copy", ENGLISH) == "fwd % copy"
+    assert report._phrase("前向", "占拷贝带宽 %", zh) == "前向占拷贝带宽 %"
+    assert report._phrase("前向", "GPU µs", zh) == "前向 GPU µs"
+    assert report._phrase("lượt xuôi", "µs GPU", vi) == "lượt xuôi, µs GPU"

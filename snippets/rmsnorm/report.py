@@ -68,10 +68,16 @@ def _word(impl, t, code=True):
     return t(impl)
 
 
+def _multiple_header(other, t):
+    """The header of a column of multiples: "kernel / reference", 「内核相对参考实现」, 「内核相对 F.rms_norm」."""
+    space = " " if other[:1].isascii() and t.language == "zh" else ""
+    return t("kernel_against").format(other=space + other)
+
+
 def timing_md(tim, copy, t):
     rows = [f"| {t('shape')} | {t('scope')} | "
             + " | ".join(f"{_word(i, t, code=False)}{t('comma')}{t('gpu_us')}" for i in IMPLEMENTATIONS)
-            + f" | {t('kernel')} / {t('reference')} | {t('kernel')} / F.rms_norm | {t('kernel')}{t('comma')}{t('pct_copy')} |",
+            + f" | {_multiple_header(t('reference'), t)} | {_multiple_header('F.rms_norm', t)} | {t('kernel')}{t('comma')}{t('pct_copy')} |",
             "|---|---|--:|--:|--:|--:|--:|--:|"]
     for s in tim["shapes"]:
         for scope, label in SCOPES:
