@@ -57,9 +57,15 @@ def by_rule(entry, scale=(1.0, 1.0)):
 
 
 def allowed(entry):
-    """What the rule gives, and, on its edge, what a rebuild's move of the figures could give."""
+    """What the rule gives, and, on its edge, what a rebuild's move of the figures could give. A
+    speed-up's one range is the ratio of two figures that each move by EDGE (claims._remembered
+    moves them in opposite directions): the ratio moves by (1 + EDGE) / (1 - EDGE)."""
     edge = claims.EDGE[entry["kind"]]
-    moves = [(1.0, 1.0), (1 + edge, 1 - edge), (1 - edge, 1 + edge)]
+    if entry["rule"] == "speedup":
+        ratio = (1 + edge) / (1 - edge)
+        moves = [(1.0,), (ratio,), (1 / ratio,)]
+    else:
+        moves = [(1.0, 1.0), (1 + edge, 1 - edge), (1 - edge, 1 + edge)]
     return {by_rule(entry, move) for move in moves}
 
 

@@ -22,7 +22,8 @@ from rmsnorm import fast as rms
 OPS = {"layernorm": ln, "rmsnorm": rms}
 # the first run (notes/data/classes-backward-h100.*) had bf16 4097-4100, 8193, 8196, 3001, 12289,
 # 16383 and fp32 4097, 8193; the second asks where the rule's edges are: narrower bf16 rows (lanes
-# 2048), rows between 4096 and 8192 lanes, and fp32 at odd N (rows on 4 bytes) by width
+# 2048), rows between 4096 and 8192 lanes, and fp32 at odd N (rows on 4 bytes) by width; the
+# third (--widths) the 16384 lanes (bf16 10001-16383) and fp32 at 1024 and 16384 lanes
 WIDTHS = {torch.bfloat16: (1025, 2049, 3001, 6001, 8193, 10001),
           torch.float32: (2049, 3001, 4097, 6001, 8193)}
 
@@ -42,13 +43,17 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
     parser.add_argument("--budget-s", type=float, default=420)
+    parser.add_argument("--widths", help="dtype:N,N;dtype:N (default: WIDTHS)")
     args = parser.parse_args()
+    widths = WIDTHS if not args.widths else {
+        getattr(torch, d): tuple(int(n) for n in ns.split(","))
+        for d, ns in (part.split(":") for part in args.widths.split(";"))}
     t0 = time.time()
     copy = bench.copy_bandwidth_gb_per_s()["median"]
     print(f"copy {copy:.0f} GB/s", flush=True)
     results = []
-    for dtype, widths in WIDTHS.items():
-        for n in widths:
+    for dtype, ns in widths.items():
+        for n in ns:
             for name, fast in OPS.items():
                 if time.time() - t0 > args.budget_s:
                     break

@@ -113,12 +113,14 @@ SWEEP_TOTAL = 2**27  # elements per tensor at every N of the sweep: M = SWEEP_TO
 BUILD_SWEEP_N = (1024, 1536, 2048, 2560, 3072, 4096, 5120, 6144, 8192, 10240, 12288, 16384)
 
 
-# widths between the tables' entries (any N takes the entry of the next multiple of 256): below
+# widths between the tables' entries (the backward takes the entry of the next multiple of 256): below
 # 4096 and 8192's next entries, rows that start 2, 4, 8 bytes off 16 (N odd, 2 and 4 mod 8), on 16
 # bytes but not 128 (N = 8 mod 64: at 8200 and 16136, where two programs share a row, its second
-# half would start 8 bytes off 16 at N / 2), a multiple of 64, and the entries on either side
+# half would start 8 bytes off 16 at N / 2), a multiple of 64, and the entries on either side; the
+# widest odd rows (12289, 16383); and past the tables' widest, where the chunked designs take over
+# (16385, and 20480 and 32768 in the chunked designs' range)
 BETWEEN_N = (4096, 4097, 4098, 4100, 4104, 4160, 4352, 8192, 8193, 8194, 8196, 8200, 8256, 8448,
-             16128, 16136, 16384)
+             12289, 16128, 16136, 16383, 16384, 16385, 20480, 32768)
 
 
 OTHER_DTYPE_POINTS = ((4096, "fp16"), (4096, "fp32"), (12288, "fp16"))  # fp32 at half the rows

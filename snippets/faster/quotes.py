@@ -119,7 +119,7 @@ def _host_quotes(res, op, p, t, q):
     rows = {(r["M"], r["N"], r["provider"]): r for r in res["host_grid"] if r["op"] == op}
     q["host_m_list"] = t.join(str(m) for m in sorted({r["M"] for r in res["host_grid"]}))
     q["host_n_list"] = t.join(str(n) for n in sorted({r["N"] for r in res["host_grid"]}))
-    tallies = []
+    counts = []
     for key, _ in MODES:
         k = _short(key)
         q[f"host_{k}_target"] = t.times(res["host_targets"][key], ".1f")
@@ -131,10 +131,10 @@ def _host_quotes(res, op, p, t, q):
                 ratios.append(f["median"] / e["median"])
                 verdicts.append(claims.under(f, e, res["host_targets"][key]))
         if verdicts:
-            tallies.append(t.tally("host", {v: verdicts.count(v) for v in ("met", "within", "missed")}))
+            counts.append({v: verdicts.count(v) for v in ("met", "within", "missed")})
             q[f"{p}_host_{k}_ratio_span"] = t.span(t.times(min(ratios), ".1f"), t.times(max(ratios), ".1f"))
-    if len(tallies) == len(MODES):
-        q[f"{p}_host_tallies"] = t.both("host", *tallies)
+    if len(counts) == len(MODES):
+        q[f"{p}_host_tallies"] = t.both_counted("host", *counts)
     for trace in (r for r in res["host_trace"] if r["op"] == op):
         for key in ("call_us", "outside_us", "launch_us"):
             q[f"{p}_trace_{key}"] = _us(trace[key], t, "host")
@@ -200,7 +200,7 @@ def quotes(measurements, t=ENGLISH):
     elt = ELEMENT_SIZE[res["dtype"]]
     protocol = res["protocol"]
     q = {"gpu": str(prov.get("gpu", res.get("device"))), "sm_count": str(res["sm_count"]),
-         "copy_gbps": claims.with_range(copy_fig, "copy", t), "m": str(m),
+         "copy_gbps": claims.copy_text(copy_fig, t), "m": str(m),
          # Little's law at this run's copy bandwidth: the bytes on their way per microsecond of latency
          "inflight_mb_per_us": t.number(copy * 1e9 * 1e-6 / 1e6, ".1f"),
          "inflight_kib_per_sm_per_us": t.number(copy * 1e9 * 1e-6 / res["sm_count"] / 1024, ".0f"),
@@ -219,7 +219,17 @@ def quotes(measurements, t=ENGLISH):
          "walk_min_cols_16": str(aligned.WALK_MIN_COLS[2]),
          "walk_min_cols_32": str(aligned.WALK_MIN_COLS[4]),
          "walk_chunks": walk_chunks_text(res, t),
-         "classes_elements_per_thread": str(_elements_per_thread(aligned.classes_config(None, 4097, 2)))}
+         "window_warps": str(aligned.WINDOW_WARPS),
+         "offset_chunk": t.number(aligned.OFFSET_CHUNK, "d"),
+         "offset_warps": str(aligned.OFFSET_WARPS),
+         "offset_row_max_lanes": t.number(aligned.OFFSET_ROW_MAX_LANES, "d"),
+         "classes_elements_per_thread": str(_elements_per_thread(aligned.classes_config(None, 4097, 2))),
+         # the widest 16-bit window, where the warps stop at CLASS_WARPS
+         "classes_elements_per_thread_widest": str(_elements_per_thread(
+             aligned.classes_config(None, aligned.CLASS_LANES[2][1] - 1, 2))),
+         "classes_warps_max": str(aligned.CLASS_WARPS),
+         "classes_lanes_16": "–".join(t.number(n, "d") for n in aligned.CLASS_LANES[2]),
+         "classes_lanes_32": "–".join(t.number(n, "d") for n in aligned.CLASS_LANES[4])}
     for key, value in protocol.items():
         q[f"timing_{key}"] = str(value)
 

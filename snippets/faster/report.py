@@ -41,7 +41,7 @@ from faster.results import (BACKWARD_DESIGNS, DW_DESIGNS, ELEMENT_SIZE, MISSING,
                             _installed, _lowest, _num, _ok, _pct, _ratio, _ref_max, _sci, _series,
                             _shape_text, _short, _total_text, _us, pct_copy)
 from normkit import aligned, claims
-from normkit.tables import PLOT_FONT_PT, write_localized, write_quotes
+from normkit.tables import PLOT_FONT_PT, plot_style, write_localized, write_quotes
 from normkit.words import ENGLISH, LANGUAGES, Words
 
 matplotlib.use("Agg")
@@ -69,14 +69,12 @@ def _status(fig, target, t):
     return {"met": "✓", "missed": "✗", "within": "≈"}[claims.against(fig, target, "gpu")]
 
 
-def _phrase(*words):
-    """Words of a table header side by side: a space between two, but none between two Chinese
-    characters ("fwd % copy", 「前向占拷贝带宽 %」, 「前向 GPU µs」). Here and not in normkit.words,
-    whose changes would count as changes of the measured sources."""
-    out = words[0]
-    for word in words[1:]:
-        out += ("" if _hanzi(out[-1:]) and _hanzi(word[:1]) else " ") + word
-    return out
+def _phrase(quantity, unit, t):
+    """A table header's pass and unit: a space between them ("fwd % copy"), none between two Chinese
+    characters (「前向占拷贝带宽 %」, 「前向 GPU µs」), a comma in Vietnamese ("lượt xuôi, µs GPU")."""
+    if t.language == "vi":
+        return quantity + t("comma") + unit
+    return quantity + ("" if _hanzi(quantity[-1:]) and _hanzi(unit[:1]) else " ") + unit
 
 
 def _hanzi(character):
@@ -88,12 +86,12 @@ def targets_md(res, op, copy, t):
     index = _index(rows)
     goal = res["targets_pct"]
     fwd, both = t("fwd"), t("fwdbwd")
-    out = [f"**{res['dtype']}** · M = {res['M']} · {t('copy')}{t('colon')}{claims.with_range(copy, 'copy', t)} GB/s · "
+    out = [f"**{res['dtype']}** · M = {res['M']} · {t('copy')}{t('colon')}{claims.copy_text(copy, t)} · "
            f"{t('targets')}{t('colon')}{fwd} ≥ {t.percent(goal['fwd'], '.0f')}{t('comma')}"
            f"{both} ≥ {t.percent(goal['fwd_bwd'], '.0f')}",
            "",
-           f"| {t('shape')} | {t('provider')} | {_phrase(fwd, t('gpu_us'))} | {_phrase(fwd, t('pct_copy'))} "
-           f"| {_phrase(both, t('gpu_us'))} | {_phrase(both, t('pct_copy'))} |",
+           f"| {t('shape')} | {t('provider')} | {_phrase(fwd, t('gpu_us'), t)} | {_phrase(fwd, t('pct_copy'), t)} "
+           f"| {_phrase(both, t('gpu_us'), t)} | {_phrase(both, t('pct_copy'), t)} |",
            "|---|---|--:|--:|--:|--:|"]
     for n in res["target_n"]:
         for name in _installed(rows):
@@ -303,10 +301,8 @@ def sweep_svg(res, op, gpu, copy, path, t=ENGLISH):
     series = _series(res, op, copy)
     ns = sorted({n for points in series.values() for n, _ in points})
     ticks = [n for n in ns if n % 4096 == 0 or n == ns[0]]  # labels that do not overlap at 12 pt
-    # text stays text (svg.fonttype none): selectable, and its size can be checked by tests/test_browser.py
-    with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "none", "font.size": PLOT_FONT_PT,
-                         "text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK,
-                         "xtick.color": INK, "ytick.color": INK}):
+    with plt.rc_context(plot_style(**{"text.color": INK, "axes.labelcolor": INK, "axes.edgecolor": INK,
+                                      "xtick.color": INK, "ytick.color": INK})):
         fig, axes = plt.subplots(2, 1, figsize=(5, 7.2), sharex=True, layout="constrained")
         for ax, (key, _) in zip(axes, MODES):
             for name, points in series.items():

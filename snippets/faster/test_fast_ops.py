@@ -11,13 +11,16 @@ import torch
 
 from layernorm import fast as layernorm_fast, test_fast as layernorm_tests
 from normkit import aligned
+from normkit.launch import ContractError
 from normkit.runtime import DEVICE
 from normkit.testing import (DTYPES, FAST_DESIGNS, TABLE_ENTRY_SIZES, UNREADABLE_LAYOUTS, assert_close,
                              layer_norm_exact, rms_norm_exact, unreadable_rows)
+from normkit.tiles import forward_entry_config
 from rmsnorm import fast as rmsnorm_fast, test_fast as rmsnorm_tests
 
 OPS = {"layernorm": (layernorm_fast, layernorm_tests), "rmsnorm": (rmsnorm_fast, rmsnorm_tests)}
-# the launch table entries' lengths: LayerNorm's chunked forward takes a fifth field, TAIL_TILE
+# the forward ladders' and launch tables' entries' lengths: LayerNorm's chunked forward takes a
+# fifth field, TAIL_TILE
 ENTRY_SIZES = {"layernorm": {**TABLE_ENTRY_SIZES, "forward": {**TABLE_ENTRY_SIZES["forward"], "chunked": 5}},
                "rmsnorm": TABLE_ENTRY_SIZES}
 
@@ -133,15 +136,30 @@ def test_an_aligned_forward_keeps_the_tables_configuration_where_it_cannot_pay(o
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("element_size", [2, 4])
 def test_tuned_table_covers_every_width(op, element_size):
-    # every multiple of the table's step up to MAX_N has an entry for both passes: no
-    # width falls back to the rule
+    # every multiple of the table's step up to MAX_N has a backward entry: no width falls
+    # back to the rule
     fast = OPS[op][0]
     table = fast.tuned_table(element_size)
+    sizes = ENTRY_SIZES[op]["backward"]
     for n in range(table["step"], fast.MAX_N + 1, table["step"]):
-        for kind, sizes in ENTRY_SIZES[op].items():
-            entry = table[kind].get(n)
-            assert entry is not None and len(entry) == sizes.get(entry[0]), (kind, n, entry)
-            assert all(isinstance(v, int) for v in entry[1:]), (kind, n, entry)  # bools are ints too
+        entry = table["backward"].get(n)
+        assert entry is not None and len(entry) == sizes.get(entry[0]), (n, entry)
+        assert all(isinstance(v, int) for v in entry[1:]), (n, entry)  # bools are ints too
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("element_size", [2, 4])
+def test_the_forward_ladder_climbs_to_the_widest_row(op, element_size):
+    # rungs by increasing width up to MAX_N, each entry as a table's would be
+    fast = OPS[op][0]
+    ladder = fast.OP.FORWARD[element_size]
+    widths = [widest for widest, _ in ladder]
+    assert widths == sorted(set(widths)) and widths[-1] == fast.MAX_N
+    for widest, entry in ladder:
+        assert len(entry) == ENTRY_SIZES[op]["forward"].get(entry[0]), (widest, entry)
+        assert all(isinstance(v, int) for v in entry[1:]), (widest, entry)
+        # a rung's widest row starts on 16 bytes: the rung's entry as it is
+        assert fast.forward_config(widest, element_size) == forward_entry_config(entry, widest)
 
 
 @pytest.mark.gpu
@@ -150,3 +168,37 @@ def test_tuned_table_covers_every_width(op, element_size):
 @pytest.mark.parametrize("shape", [(4096, 16384), (2, 2048, 4096), (32768, 1024), (1000, 8000)], ids=str)
 def test_large_shapes(op, shape, dtype):
     OPS[op][1].check(shape, dtype)
+
+
+CALLS = {"layernorm": lambda x, w: layernorm_fast.layer_norm_fast(x, (x.shape[-1],), w, w, 1e-5),
+         "rmsnorm": lambda x, w: rmsnorm_fast.rms_norm_fast(x, (x.shape[-1],), w, 1e-6)}
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("grad", [False, True])
+def test_the_compiled_forward_keeps_statistics_only_for_a_backward(op, grad):
+    # the operator in the graph Dynamo records: save=True only when autograd will ask for a
+    # gradient, so that a compiled no-grad call allocates no statistics it drops
+    saves = []
+
+    def record(gm, example_inputs):
+        saves.extend(node.kwargs.get("save", True) for node in gm.graph.nodes
+                     if node.op == "call_function" and str(node.target).endswith("_fwd.default"))
+        return gm.forward
+
+    x = torch.randn(4, 64, device=DEVICE, requires_grad=grad)
+    w = torch.rand(64, device=DEVICE) + 0.5
+    torch._dynamo.reset()
+    torch.compile(CALLS[op], backend=record, fullgraph=True)(x, w)
+    assert saves == [grad]
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_the_backward_operator_refuses_statistics_a_forward_did_not_keep(op):
+    fast = OPS[op][0]
+    x, w = torch.randn(4, 64, device=DEVICE), torch.rand(64, device=DEVICE) + 0.5
+    params = (w,) + (None,) * (len(fast.OP.PARAMS) - 1)
+    _, stats = fast.OP.forward_op(x, *params, 1e-5, save=False)
+    assert stats.shape == (fast.OP.STATS, 0)
+    with pytest.raises(ContractError, match="save=True"):  # before any kernel reads them
+        fast.OP.backward_op(x, x, w, stats, [True] * (1 + len(params)), torch.float32)

@@ -26,11 +26,14 @@ def compile_staged(kernel, n, tile, rest, num_warps, dtype="bf16", **constants):
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
+    from normkit.tiles import share_width
+
     stats = kernel.arg_names[4]
     signature = {"X": f"*{dtype}", "DY": f"*{dtype}", "DX": f"*{dtype}", "W": f"*{dtype}",
                  stats: "*fp32", "Part": "*fp32", "M": "i32", "rows_per_program": "i32"}
     constants = {**dict(N=n, STRIDE_X=n, STRIDE_DY=n, SPLIT=1, TILE=tile, REST=rest, ROWS=1, STAGES=3,
                         HAS_W=True, GRAD_X=True, GRAD_W=True, EARLY=False), **constants}
+    constants["WIDTH"] = share_width(n, constants["SPLIT"])
     signature.update({c: "constexpr" for c in constants})
     aligned = {(i,): [["tt.divisibility", 16]] for i in range(6)}
     return triton.compile(ASTSource(kernel, signature, constants, aligned),

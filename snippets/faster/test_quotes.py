@@ -30,7 +30,7 @@ def test_quotes_are_strings_the_pages_can_quote(tmp_path):
     assert q["gpu"] == "Synthetic GPU" and q["sm_count"] == "100" and q["l2_mb"] == "50"
     # Little's law at 4000 GB/s: 4.0 MB on the way per µs of latency, 4e6 / 100 SMs / 1024 = 39 KiB each
     assert (q["inflight_mb_per_us"], q["inflight_kib_per_sm_per_us"]) == ("4.0", "39")
-    assert q["copy_gbps"] == "4000 (3920–4080)"
+    assert q["copy_gbps"] == "4000 GB/s (3920–4080)"
     assert (q["target_fwd"], q["target_fwdbwd"], q["sweep_total"]) == ("92%", "85%", "2^{27}")
     assert (q["sweep_n_min"], q["sweep_n_max"], q["sweep_n_count"]) == ("1024", "16384", "5")
     assert (q["timing_samples"], q["timing_repeats"], q["timing_host_calls"]) == ("20", "3", "200")
@@ -121,13 +121,13 @@ def test_quotes_in_every_language(tmp_path):
     zh = json.loads(read_text(tmp_path / "quotes.zh.json"))
     vi = json.loads(read_text(tmp_path / "quotes.vi.json"))
     assert en.keys() == zh.keys() == vi.keys()
-    assert zh["ln_small_fwd_gpu_vs_torch"] == "1.24 倍 (1.16–1.32)" and zh["dw_lock_vs_fast"] == "7.00 倍"
+    assert zh["ln_small_fwd_gpu_vs_torch"] == "1.24 倍（1.16–1.32）" and zh["dw_lock_vs_fast"] == "7.00 倍"
     assert zh["ln_fast_fwd_target_32768x4096"] == "达到" and zh["ln_fast_fwd_vs_best_other_32768x8192"] == "更快"
     # "none" said once: a sentence, not "0 个：无"
-    assert zh["rms_sweep_fwdbwd_behind_sentence"] == "在这些宽度上，没有哪个其他实现的前向+反向比它快、且两者范围相隔至少 3%。"
-    assert zh["ln_sweep_fwdbwd_behind_sentence"] == "其他实现的前向+反向比它快、且两者范围相隔至少 3% 的宽度有 1 个：2048。"
-    assert vi["ln_between_below_sentence"] == ("Có 1 độ rộng mà lượt xuôi + lượt ngược thấp hơn cả hai mục của bảng "
-                                               "cấu hình khởi chạy ở hai bên, với khoảng đo cách cả hai ít nhất 3%: 4097.")
+    assert zh["rms_sweep_fwdbwd_behind_sentence"] == "在这些宽度上，没有哪个其他实现的前向+反向明显快于快速内核（两者范围相隔至少 3%）。"
+    assert zh["ln_sweep_fwdbwd_behind_sentence"] == "在 1 个宽度上，有其他实现的前向+反向比它快，且两者的范围相隔至少 3%：2048。"
+    assert vi["ln_between_below_sentence"] == ("Ở 1 độ rộng, lượt xuôi + lượt ngược chậm hơn cả hai mục lân cận trong "
+                                               "bảng cấu hình khởi chạy, với khoảng đo cách nhau ít nhất 3%: 4097.")
     assert vi["ln_fast_small_fwd_gpu_us"] == "4,2" and vi["ln_small_fwd_gpu_vs_torch"] == "1,24 lần (1,16–1,32)"
     assert vi["ln_teaching_gpu_fwdbwd_pct_typical"] == "22,0%" and vi["ln_partial_mb_32768x4096"] == "6,6"
 
@@ -161,4 +161,4 @@ def test_a_provider_package_forward_over_the_sweep_is_one_sentence_present_or_no
     report.write(m, tmp_path)
     zh = json.loads(read_text(tmp_path / "quotes.zh.json"))
     assert zh["rms_liger_sweep_fwd"] == "本次运行没有安装 Liger-Kernel，所以表中没有它。"
-    assert zh["ln_quack_sweep_fwd"].startswith("在本次运行的宽度扫描中，QuACK 的前向速度介于拷贝带宽的 ")
+    assert zh["ln_quack_sweep_fwd"].startswith("QuACK 的前向在本次扫描中达到拷贝带宽的 ")

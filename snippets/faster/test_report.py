@@ -14,7 +14,7 @@ from faster.results import _total_text
 from faster.synthetic import (COPY, DATA_KEYS, HOST_STEPS, LANGS, OPS, read_text,
                               synthetic_measurements, synthetic_run)
 from normkit.testing import key_paths
-from normkit.words import ENGLISH
+from normkit.words import ENGLISH, Words
 
 # the plots keep Chinese text as SVG text, drawn by the browser: matplotlib's font has no CJK glyphs
 pytestmark = pytest.mark.filterwarnings("ignore:Glyph .* missing from font")
@@ -62,7 +62,7 @@ def test_targets_table_reads_each_target_from_the_stated_range(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     table = read_text(tmp_path / "layernorm-targets.md")
     # the copy: 4000 with runs 3990–4010, stated ±2 % (3920–4080), tens
-    assert table.startswith("**bfloat16** · M = 32768 · copy bandwidth (same run): 4000 (3920–4080) GB/s · "
+    assert table.startswith("**bfloat16** · M = 32768 · copy bandwidth (same run): 4000 GB/s (3920–4080) · "
                             "targets: fwd ≥ 92%, fwd+bwd ≥ 85%")
     # fast at 4096: fwd 95 % (stated 92.15–97.85: all of it ≥ 92, met) in 2*32768*4096*2 B / (0.95*4000 GB/s)
     # = 141.3 µs (stated 137.0–145.5: units); fwd+bwd 80 % (77.6–82.4: all of it < 85, missed) in 419.4 µs
@@ -78,7 +78,7 @@ def test_targets_table_reads_each_target_from_the_stated_range(tmp_path):
     assert "10 warm-up replays, then the median of 20 samples of 10 replays" in table
     zh = read_text(tmp_path / "rmsnorm-targets.zh.md")
     assert "| 32768×4096 | `rms_norm` | 不支持 | — | — | — |" in zh  # the teaching kernel refuses bf16
-    assert "| 32768×4096 | `rms_norm_fast` | 141 (137–146) | 95 (92–98) ✓ | 420 (400–440) | 80 (77–83) ✗ |" in zh
+    assert "| 32768×4096 | `rms_norm_fast` | 141（137–146） | 95（92–98） ✓ | 420（400–440） | 80（77–83） ✗ |" in zh
 
 
 def test_small_table_keeps_gpu_time_and_host_cost_apart(tmp_path):
@@ -110,7 +110,7 @@ def test_profile_and_dw_tables(tmp_path):
     assert "| 32768×8192 | `F.layer_norm` | 700 (200–1200) | 800 (770–830) | 3 |" in profile
     assert "3 repetitions, shown as median (range)" in profile
     rms = read_text(tmp_path / "rmsnorm-profile.zh.md")
-    assert "| 32768×4096 | `rms_norm_fast` | 900 (300–1500) | 400 (380–420) | 3 |" in rms
+    assert "| 32768×4096 | `rms_norm_fast` | 900（300–1500） | 400（380–420） | 3 |" in rms
     assert "32768×8192 | `F.rms_norm`" not in rms  # its profile failed: no row
     dw = read_text(tmp_path / "dw-error.md")
     assert dw.startswith("**LayerNorm** · 32768×4096 bfloat16 · largest |dW| = 600")
@@ -214,8 +214,8 @@ def test_host_table_reads_each_target_from_the_paired_ratio(tmp_path):
     assert "| 8×4096 | 60 · 20 | 3.0× (2.4–3.6) ✗ |" in table, table
     q = json.loads(read_text(tmp_path / "quotes.json"))
     # forward 1.1x (within) and 3x (missed); forward+backward 1.5x (within) at both
-    assert q["rms_host_tallies"] == ("The forward target is inside the range at 1 and missed at 1 of the 2 shapes, "
-                                     "the forward+backward one inside the range at all 2 shapes")
+    assert q["rms_host_tallies"] == ("Of the 2 shapes, the forward target is inside the range at 1 and missed at 1, "
+                                     "the forward+backward one inside the range at all of them")
     assert q["rms_host_fwd_ratio_span"] == "1.1× to 3.0×"
     assert q["host_fwd_target"] == "1.2×" and q["host_m_list"] == "1 and 8"
 
@@ -275,7 +275,9 @@ def test_targets_say_which_provider_packages_the_run_had(tmp_path):
     assert "packages" not in report.targets_md(m["results"], "layernorm", m["provenance"]["copy"], ENGLISH)
 
 
-def test_a_header_puts_no_space_between_chinese_characters():
-    assert report._phrase("fwd", "% copy") == "fwd % copy"
-    assert report._phrase("前向", "占拷贝带宽 %") == "前向占拷贝带宽 %"
-    assert report._phrase("前向", "GPU µs") == "前向 GPU µs"
+def test_a_header_joins_pass_and_unit_as_each_language_does():
+    zh, vi = Words("zh"), Words("vi")
+    assert report._phrase("fwd", "% copy", ENGLISH) == "fwd % copy"
+    assert report._phrase("前向", "占拷贝带宽 %", zh) == "前向占拷贝带宽 %"
+    assert report._phrase("前向", "GPU µs", zh) == "前向 GPU µs"
+    assert report._phrase("lượt xuôi", "µs GPU", vi) == "lượt xuôi, µs GPU"

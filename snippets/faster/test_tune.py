@@ -103,3 +103,21 @@ if __name__ == "__main__":
     kernel, extra = staged_kernel("layernorm")
     compiled = compile_staged(kernel, N, N, 0, 8, dtype=sys.argv[1], STAGES=int(sys.argv[2]), **extra)
     print(compiled.metadata.shared)
+
+
+def test_a_run_writes_the_tables_the_op_reads_next(tmp_path, monkeypatch):
+    """The table a run writes (with --update, over the current one) is the one the op reads
+    next: the side-by-side after a tuning run times the new tables."""
+    from rmsnorm import fast
+    monkeypatch.setitem(fast.OP.TUNED, 2, fast.OP.TUNED[2])  # the op's own table, after the test
+    best = ["row", 1024, 8, 16, 2, False]  # a backward no table holds at 1024
+    run = [{"op": "rmsnorm", "N": 1024, "best_fwd": None, "best_bwd": {"config": best},
+            "bwd": [{"config": best, "ms": 1.0, "pct": 90.0}]}]
+    try:
+        path = tune.write_table(run, "rmsnorm", tmp_path, "a test", "bfloat16", 256, update=True)
+        assert path == tmp_path / "rmsnorm-fast_tuned.json"
+        assert fast.OP.backward_config(1024, 2) == tuple(best)
+        assert len(json.loads(path.read_text())["backward"]) > 1  # the current table's other entries, kept
+    finally:
+        monkeypatch.undo()
+        fast.OP.reload()

@@ -6,8 +6,9 @@ For every N that is a multiple of --step up to 16384 (M = 2**27 / N rows, bf16),
 
 1. every candidate launch configuration of each design of each pass (the whole row in registers,
    "row"; the backward's pipelined "staged", with its tiles and programs a row; and the walk
-   along the row in column chunks, "chunked"), timed GPU-bound: CUDA-graph
-   replay of 8 calls, so no host time is counted; the fastest becomes that N's table entry;
+   along the row in column chunks, "chunked"), timed GPU-bound: CUDA-graph replay of 8 calls,
+   so no host time is counted; the backward's fastest becomes that N's table entry (the
+   forward's timings are for fitting the ops' forward ladders, FastNorm.FORWARD);
 2. with the new table: the fast path's forward and forward+backward, and torch eager's and
    Liger-Kernel's (when installed), GPU-bound (graph replay) and as plain calls (host included);
    torch.compile at a few N (each N is a compilation of its own); fp16 and fp32 (half the rows) at
@@ -387,16 +388,16 @@ def table_entry_of(config):
 
 
 def table_from(results, op):
-    """The tuned table: the fastest configuration of each pass at each N, per-N entries only; and,
-    for the pages' side-by-side of the backward's designs, the fastest of each design."""
-    table = {"forward": {}, "backward": {}, "backward_designs": {}}
+    """The tuned table: the backward's fastest configuration at each N, per-N entries only; and,
+    for the pages' side-by-side of the backward's designs, the fastest of each design. The
+    forward's timings stay in the run's report: the ops take the forward from a ladder
+    (FastNorm.FORWARD, python -m faster.ladder fits one to a run)."""
+    table = {"backward": {}, "backward_designs": {}}
     for r in results:
         if r["op"] != op:
             continue
-        for kind, key in (("fwd", "forward"), ("bwd", "backward")):
-            best = r[f"best_{kind}"]
-            if best:
-                table[key][str(r["N"])] = table_entry_of(best["config"])
+        if r["best_bwd"]:
+            table["backward"][str(r["N"])] = table_entry_of(r["best_bwd"]["config"])
         designs = {}
         for c in sorted((c for c in r["bwd"] if "ms" in c), key=worst_pct, reverse=True):
             designs.setdefault(c["config"][0], table_entry_of(c["config"]))
@@ -404,7 +405,7 @@ def table_from(results, op):
     return table
 
 
-TABLE_KEYS = ("forward", "backward", "backward_designs")
+TABLE_KEYS = ("backward", "backward_designs")
 
 
 def table_json(device, table, dtype, step):
@@ -417,6 +418,28 @@ def table_json(device, table, dtype, step):
         body = ",\n".join(f"  {json.dumps(n)}: {json.dumps(c)}" for n, c in entries)
         lines.append(f' "{key}": {{\n{body}\n }}' + ("," if i < len(keys) - 1 else "}"))
     return "\n".join(lines) + "\n"
+
+
+def write_table(tuned, op, out, device, dtype, step, update):
+    """Write the op's table of this run under `out` (with --update, over the op's current one)
+    and point the op at it, so that the side-by-side after the run uses it."""
+    elt = torch.empty((), dtype=getattr(torch, dtype)).element_size()
+    table = table_from(tuned, op)
+    fast = fast_module(op)
+    if update:
+        current = json.loads(fast.OP.TUNED[elt].read_text(encoding="utf-8"))
+        for key in TABLE_KEYS:
+            table[key] = {**current.get(key, {}), **table[key]}
+        # per design: a design this run did not time keeps its entry (--prior times only the
+        # prior's best configurations, which may all be of one design)
+        for n, designs in table["backward_designs"].items():
+            kept = current.get("backward_designs", {}).get(n, {})
+            table["backward_designs"][n] = dict(sorted({**kept, **designs}.items()))
+    path = out / f"{op}-{fast.OP.TUNED[elt].name}"  # the name fast.py reads, with the op in front
+    path.write_text(table_json(device, table, dtype, step), encoding="utf-8")
+    fast.OP.TUNED[elt] = path
+    fast.OP.reload()
+    return path
 
 
 def main(argv=None):
@@ -492,23 +515,8 @@ def main(argv=None):
     if a.check:
         save()
         return
-    elt = torch.empty((), dtype=dtype).element_size()
     for op in ops:
-        table = table_from(tuned, op)
-        fast = fast_module(op)
-        if a.update:
-            current = json.loads(fast.TUNED[elt].read_text(encoding="utf-8"))
-            for key in TABLE_KEYS:
-                table[key] = {**current.get(key, {}), **table[key]}
-            # per design: a design this run did not time keeps its entry (--prior times only the
-            # prior's best configurations, which may all be of one design)
-            for n, designs in table["backward_designs"].items():
-                kept = current.get("backward_designs", {}).get(n, {})
-                table["backward_designs"][n] = dict(sorted({**kept, **designs}.items()))
-        path = out / f"{op}-{fast.TUNED[elt].name}"  # the name fast.py reads, with the op in front
-        path.write_text(table_json(report["device"], table, a.dtype, a.step), encoding="utf-8")
-        fast.TUNED[elt] = path
-        fast.OP.reload()
+        write_table(tuned, op, out, report["device"], a.dtype, a.step, a.update)
     if a.tables_only:
         save()
         return

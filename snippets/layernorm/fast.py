@@ -321,17 +321,33 @@ class LayerNormKernels(FastNorm):
     NAME = "layer_norm"
     PARAMS = {"weight": "W", "bias": "B"}  # the kernels' flags: HAS_W, GRAD_W, ...
     STATS = 2  # a row's mean, then its rstd
+    # the forward by width, four rungs a dtype (widest N, entry), fitted to every
+    # candidate timed at 17 widths in bf16 and 14 in fp32 on an H100 (python -m
+    # faster.ladder; notes/data/tune-21-forward-h100.json, -22-forward-fp32-h100.json):
+    # 0.36 and 0.15 points of copy below each width's best on average, 1.7 and 0.5 at
+    # worst, within a run's spread. A table by width did not pay; the backward's still
+    # does (TUNED)
+    FORWARD = {2: ((1024, ("row", 8, 4)), (6144, ("row", 2, 8)),
+                   (12288, ("chunked", 4096, 1, 16, 0)), (MAX_N, ("row", 1, 8))),
+               4: ((1024, ("row", 8, 4)), (4096, ("row", 2, 16)),
+                   (6144, ("chunked", 4096, 1, 16, 0)),
+                   (MAX_N, ("chunked", 8192, 1, 16, 1)))}
     TUNED = tables_beside(__file__)
     MAX_N = MAX_N
-    WIDE = {"forward": ("chunked", 4096, 1, 16, 0), "backward": ("chunked", 4096, 1,
+    # past MAX_N (notes/data/wide-rows-1-h100.json, bf16, H100): 8192-element chunks
+    # forward, 94 and 89 % of copy at 20480 and 32768 against 88 and 74 with 4096
+    WIDE = {"forward": ("chunked", 8192, 1, 16, 0), "backward": ("chunked", 4096, 1,
                                                                  16, 1)}
     BACKWARD = {"row": bwd_row, "classes": bwd_classes, "staged": bwd_staged,
                 "chunked": bwd_chunked}
 
     def forward_rule(self, config, n_cols, element_size):
         """Rows whose every access would move one element: walked from their aligned
-        windows in chunks (normkit.aligned.walk_config)."""
-        return aligned.walk_config(config, n_cols, element_size)
+        windows in chunks (normkit.aligned.walk_config); other rows off 16 bytes in
+        short chunks, the tail in a tile of its own (normkit.aligned.offset_config)."""
+        walk = aligned.walk_config(config, n_cols, element_size)
+        offset = ("chunked", aligned.OFFSET_CHUNK, 1, aligned.OFFSET_WARPS, 1)
+        return aligned.offset_config(walk, n_cols, element_size, offset)
 
     def forward_design(self, config, n_cols, element_size, stride):
         """The forward kernel of a configuration and its tiles: the row's, the walk's

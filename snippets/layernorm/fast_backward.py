@@ -12,8 +12,8 @@ registers.
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
 from normkit.aligned import class_frame, load_edges, store_frame
-from normkit.tiles import (SHARE_COLUMNS, add_to_running, backward_rows_start, block_of_rows,
-                           first_loads, load_rows, pair_sums, per_row, share_tile, step_loads,
+from normkit.tiles import (add_to_running, backward_rows_start, block_of_rows, first_loads,
+                           load_rows, pair_sums, per_row, share_tile, step_loads,
                            share_columns, times_weight)
 
 import triton
@@ -203,7 +203,9 @@ def ln_fast_bwd_staged_kernel(
     M, rows_per_program,
     N: tl.constexpr, STRIDE_X: tl.constexpr, STRIDE_DY: tl.constexpr,
     SPLIT: tl.constexpr,   # programs that share each row: 1, or 2 for the widest rows
-    TILE: tl.constexpr,    # a program's N / SPLIT columns held as a power-of-two tile
+    WIDTH: tl.constexpr,   # a share's columns: N / SPLIT in whole SHARE_COLUMNS, so
+                           # that shares start aligned (tiles.share_width)
+    TILE: tl.constexpr,    # a program's share held as a power-of-two tile
     REST: tl.constexpr,    # ... and a second, smaller one for the rest (0: none), so
                            # that registers follow N and not the next power of two
     ROWS: tl.constexpr,    # rows per step
@@ -219,9 +221,6 @@ def ln_fast_bwd_staged_kernel(
     group = tl.program_id(0) // SPLIT
     groups = tl.num_programs(0) // SPLIT
     share = tl.program_id(0) % SPLIT
-    # tiles.share_width: N / SPLIT in whole SHARE_COLUMNS, so that shares start aligned
-    SHARE: tl.constexpr = SPLIT * SHARE_COLUMNS
-    WIDTH: tl.constexpr = (N + SHARE - 1) // SHARE * SHARE_COLUMNS
     cols_a, ok_a, w_a, cols_b, ok_b, w_b = share_columns(share, W, N, WIDTH, TILE,
                                                          REST, HAS_W)
     # fp32 sums of this share's columns

@@ -20,7 +20,7 @@ import matplotlib
 from layernorm.ops import REDUCE_BLOCK_M, REDUCE_BLOCK_N, group_size_for
 from normkit import claims
 from normkit.launch import fused_block_size
-from normkit.tables import PLOT_FONT_PT, write_localized, write_quotes
+from normkit.tables import PLOT_FONT_PT, plot_style, write_localized, write_quotes
 from normkit.words import ENGLISH, LANGUAGES, Words
 
 matplotlib.use("Agg")
@@ -99,7 +99,7 @@ def quotes(results, provenance, t=ENGLISH):
     rows = _index(results)
     copy = provenance["copy"]
     p = results["protocol"]
-    q = {"gpu": str(provenance["gpu"]), "copy_gb_per_s": claims.with_range(copy, "copy", t),
+    q = {"gpu": str(provenance["gpu"]), "copy_gb_per_s": claims.copy_text(copy, t),
          "m": str(results["M"]), "dtype": results["dtype"], "n_count": str(len(results["n_values"])),
          "n_min": str(results["n_values"][0]), "n_max": str(results["n_values"][-1]), "host_n": str(results["host_n"])}
     for key in ("warmup_calls", "samples", "calls_per_sample", "repeats", "host_calls", "max_copies"):
@@ -202,7 +202,7 @@ def group_sweep_markdown(results, t):
             r = next((r for r in by_n[n] if r["group_size"] == groups), None)
             mark = " ◀" if groups == group_size_for(n) else ""
             cells.append("—" if r is None else claims.with_range(r["us"], "gpu", t) + mark)
-        label = f"{groups} (= M)" if groups == results["M"] else str(groups)
+        label = f"{groups}" + t.parenthesized("= M") if groups == results["M"] else str(groups)
         out.append(f"| {label} | " + " | ".join(cells) + " |")
     out += ["", t("group_sweep_caption") + t("full_stop") + claims.protocol_text(results["protocol"], t)]
     return "\n".join(out) + "\n"
@@ -259,8 +259,7 @@ def bandwidth_plot(results, provenance, path, t=ENGLISH):
     rows = _index(results)
     copy = provenance["copy"]["median"]
     ns = results["n_values"]
-    # text stays text (svg.fonttype none): selectable, and its size can be checked by tests/test_browser.py
-    with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "none", "font.size": PLOT_FONT_PT}):
+    with plt.rc_context(plot_style()):
         fig, axes = plt.subplots(2, 1, figsize=(5, 6.2), sharex=True, layout="constrained")
         for ax, (mode, short) in zip(axes, MODES.items()):
             for provider, label in PROVIDERS.items():  # the tables' column names, in every language

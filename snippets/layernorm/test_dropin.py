@@ -191,7 +191,9 @@ def test_operators_and_their_fakes_agree(x_dtype, with_weight, with_bias, needs)
     params = torch.float32 if x_dtype != torch.float32 else x_dtype
     w = tensor(N).to(params) if with_weight else None
     b = tensor(N).to(params) if with_bias else None
-    torch.library.opcheck(fast.layer_norm_fwd, (x, w, b, 1e-5))
+    for save in (True, False):  # statistics kept for a backward, or none (and no gradient asked)
+        inputs = (x, w, b) if save else [None if t is None else t.detach() for t in (x, w, b)]
+        torch.library.opcheck(fast.layer_norm_fwd, (*inputs, 1e-5), {"save": save})
     # the backward operator's inputs need no gradient: it is differentiable once
     x, w = x.detach(), None if w is None else w.detach()
     _, stats = fast.layer_norm_fwd(x, w, b, 1e-5)

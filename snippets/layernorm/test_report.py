@@ -184,8 +184,8 @@ def test_fixed_cost_table_and_host_costs(tmp_path):
 def test_tables_in_every_language(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     zh = _read(tmp_path / "benchmark.zh.md")
-    assert "| 1024 | 10.2 (9.8–10.6) | 20.4 (19.7–21.1) | 41% | 2.00 倍 · 更快 |" in zh  # Chinese multiples: 倍
-    assert "| 2048 | 24.0 (23.2–24.8) | 24.5 (23.7–25.3) | 35% | 1.02 倍 · 持平 |" in zh
+    assert "| 1024 | 10.2（9.8–10.6） | 20.4（19.7–21.1） | 41% | 2.00 倍 · 更快 |" in zh  # Chinese multiples: 倍
+    assert "| 2048 | 24.0（23.2–24.8） | 24.5（23.7–25.3） | 35% | 1.02 倍 · 持平 |" in zh
     vi = _read(tmp_path / "benchmark.vi.md")
     assert "| 1024 | 10,2 (9,8–10,6) | 20,4 (19,7–21,1) | 41% | 2,00 lần · nhanh hơn |" in vi
     assert "| 2048 | 40 (38–42) | 48 (46–50) | 31,5% | 1,20 lần · nhanh hơn |" in vi
@@ -194,7 +194,8 @@ def test_tables_in_every_language(tmp_path):
             for lang in LANGS]
     assert rows[0] == ["| 8192 | 61 (59–63) | 51 (49–53) | 55% | 0.84× · slower |",
                        "| 8192 | 120 (116–124) | 160 (155–165) | 42% | 1.33× · faster |"]
-    assert [r.replace("更慢", "slower").replace("更快", "faster").replace(" 倍", "×") for r in rows[1]] == rows[0]
+    assert [r.replace("更慢", "slower").replace("更快", "faster").replace(" 倍", "×").replace("（", " (")
+            .replace("）", ")") for r in rows[1]] == rows[0]
 
 
 def test_group_size_table_is_computed_from_the_code(tmp_path):
@@ -215,7 +216,7 @@ def test_quotes_are_the_tables_numbers(tmp_path):
     assert q["gpu"] == "Synthetic GPU" and q["m"] == "4096" and q["dtype"] == "float16"
     assert (q["n_count"], q["n_min"], q["n_max"], q["host_n"]) == ("3", "1024", "8192", "1024")
     # copy 4000 with runs 3990–4010: the copy floor (±2 %) states 3920–4080, tens
-    assert q["copy_gb_per_s"] == "4000 (3920–4080)"
+    assert q["copy_gb_per_s"] == "4000 GB/s (3920–4080)"
     assert q["fwd_triton_us_n1024"] == "10.2 µs" and q["fwd_torch_us_n1024"] == "20.4 µs"
     assert q["fwd_speedup_n1024"] == "2.00×" and q["fwd_verdict_n1024"] == "faster"
     assert q["fwd_verdict_n2048"] == "on par" and q["fwd_verdict_n8192"] == "slower"

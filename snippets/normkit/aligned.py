@@ -13,7 +13,8 @@ window in registers (window_config says where). LayerNorm's walks it in chunks (
 whole beside the centred row, the weight and the bias, its window left one program an SM and
 measured behind the table's designs at most odd widths (notes/fast-kernels.md, eighth session).
 
-The backward reads rows of odd N by residue class (classes_config says how).
+The backward reads rows of odd N and moderate width by residue class (classes_config says
+which and how).
 """
 
 import math
@@ -58,20 +59,23 @@ WINDOW_MIN_BYTES = 2**23
 # at some below it (1025 bf16, 2049 and 2305 fp32), and behind wherever the table's design moves
 # two elements an access or more (N even)
 WINDOW_MIN_COLS = 4096
+# Measured (notes/data/offset-rows-1-h100.json, bf16, H100): with 8 warps the window came within
+# 2 points of copy of the best of 4, 8 and 16 at 4097, 8193 and 12289 columns; the ladder's 16
+# warps lost 28 points at 4097
+WINDOW_WARPS = 8
 
 
 def window_config(config, n_cols, element_size, max_lanes):
-    """RMSNorm's forward configuration for rows of n_cols: ("aligned", LANES, ROWS, num_warps,
-    the table's configuration) where the table's design would move one element an access, the
-    row is wider than WINDOW_MIN_COLS and its window fits max_lanes, with the entry's rows (one
-    for a chunked entry) and warps, at least one warp per 1024 lanes; else the configuration as
-    it is. The warps are a rule, not tuned: the tables are tuned at aligned widths."""
+    """RMSNorm's forward configuration for rows of n_cols: ("aligned", LANES, ROWS,
+    WINDOW_WARPS, the ladder's configuration) where the ladder's design would move one element
+    an access, the row is wider than WINDOW_MIN_COLS and its window fits max_lanes, with the
+    entry's rows (one for a chunked entry); else the configuration as it is."""
     lanes = window(n_cols, element_size)
     if (not one_element_accesses(n_cols, element_size) or n_cols <= WINDOW_MIN_COLS
             or lanes > max_lanes):
         return config
     rows = config[2] if config[0] == "row" else 1
-    return "aligned", lanes, rows, min(16, max(config[3], lanes // 1024)), config
+    return "aligned", lanes, rows, WINDOW_WARPS, config
 
 
 # Measured (notes/data/cliff-7-*.json against cliff-5, LayerNorm at odd N), per element size: in
@@ -102,16 +106,43 @@ def walk_lanes(n_cols, chunk):
     return (triton.cdiv(n_cols - 1, chunk) + 1) * chunk
 
 
+# Measured (notes/data/offset-rows-1-h100.json, bf16, H100): the ladder's rungs are fitted at rows
+# on 16 bytes. At rows on 2, 4 or 8 bytes that no aligned design reads, 2048-element chunks with
+# 16 warps came ahead of the ladder's chunked rungs and of its row rung above 8192 lanes at all
+# 16 op and width pairs tried, by 0.2 to 28 points of copy (LayerNorm 8194: 90 against 62;
+# RMSNorm 8194: 94 against 68), and within 5.3 points of the best of the row and chunked grid at
+# 14 (RMSNorm 16383 and 16385: 6 and 10). Narrower row rungs were ahead (LayerNorm 4098: 90
+# against 79)
+OFFSET_CHUNK, OFFSET_WARPS, OFFSET_ROW_MAX_LANES = 2048, 16, 8192
+
+
+def offset_config(config, n_cols, element_size, chunked):
+    """The forward's configuration for 16-bit rows that start off 16 bytes: `chunked` (the
+    op's chunked design with OFFSET_CHUNK and OFFSET_WARPS) in place of a chunked
+    configuration or a row one wider than OFFSET_ROW_MAX_LANES, else the configuration as it
+    is. fp32 rows keep the ladder's: not measured there yet."""
+    if element_size != 2 or row_alignment(n_cols, element_size) == VECTOR_BYTES:
+        return config
+    if config[0] == "chunked" or (config[0] == "row" and config[1] > OFFSET_ROW_MAX_LANES):
+        return chunked
+    return config
+
+
+# the widest rows whose next row a row backward prefetches: above, the prefetch spills (the
+# row rule's and the classes' alike)
+PREFETCH_MAX_LANES = 8192
+
+
 def narrow_row_config(n_cols):
     """The row backward for rows whose every access moves one element, the fallback of
     the classes backward for an input it cannot read: the whole row in registers at 16
     elements a thread and 16 warps an SM (notes/data/cliff-3: near the best row
-    configurations at odd bf16 widths), prefetching the next row up to 8192 columns
-    (above, the prefetch spills). The staged copies into shared memory (cp.async) would
+    configurations at odd bf16 widths), prefetching the next row up to
+    PREFETCH_MAX_LANES. The staged copies into shared memory (cp.async) would
     move one element each too, or none at all (notes/data/cliff-4)."""
     block_n = triton.next_power_of_2(n_cols)
     num_warps = min(32, max(1, block_n // 512))
-    return "row", block_n, 1, num_warps, max(1, 16 // num_warps), block_n <= 8192
+    return "row", block_n, 1, num_warps, max(1, 16 // num_warps), block_n <= PREFETCH_MAX_LANES
 
 
 def class_lanes(n_cols, v):
@@ -129,28 +160,43 @@ def class_edges(n_cols, lanes, v):
     return triton.next_power_of_2(v + max(v - 1, n_cols + v - 1 - lanes))
 
 
+# Measured (notes/data/classes-backward-h100.*, -2-h100.*, -3-h100.*), by element size: the lanes
+# where the classes were ahead of the row rule at odd N. In 16 bits from 1024 lanes (1025: 78
+# against 72 % of copy) to 16384, there with 8 warps (12289: 46 against 37; 16 or 32 warps were
+# behind). In fp32, whose rows start on 4 bytes, from 4096 lanes (3001: 92 against 84; 6001: 91
+# against 65) to 8192 (16384 not tried), level or behind below (2049: 84 against 90) and 2
+# points behind at 4097, the one width of the four tried from 4096 lanes where the row rule
+# came first
+CLASS_LANES = {2: (1024, 16384), 4: (4096, 8192)}
+# the classes' warps: one per 1024 lanes, at most this many
+CLASS_WARPS = 8
+
+
 def classes_config(config, n_cols, element_size):
-    """The backward where rows start on 2 bytes (16-bit values, odd N), from 4096 to
-    8192 lanes: ("classes", LANES, ROWS, num_warps, per_sm, PREFETCH, V, EDGES,
+    """The backward where rows start on the element's size (odd N) and the classes measured
+    ahead (CLASS_LANES): ("classes", LANES, ROWS, num_warps, per_sm, PREFETCH, V, EDGES,
     fallback); elsewhere at odd N the row rule (narrow_row_config), and the table's
     configuration as it is at every other N. Rows r and r + V start the same s lanes
     into their 16-byte window, so a program that owns rows of one residue class reads
     each from its window's aligned start in 16-byte accesses, keeps the weight and its
-    sums in that frame, and writes them back once. One warp per 1024 lanes: 8 warps
-    measured 8 to 30 points slower at 4096 lanes (notes/issue-39.md). Measured ahead of
-    the row rule at 3001, 4097 and 8193; behind it at wider rows (12289, 16383) and in
-    fp32 at 4097, which keep the row rule. The row rule is also the fallback for an
-    input the classes cannot read (rows not N apart, a pointer off 16 bytes). Rows on
-    4 or 8 bytes keep the table's staged entries, which move 4 or 8 bytes an access and
-    measured ahead of the classes there."""
+    sums in that frame, and writes them back once. One warp per 1024 lanes, at most
+    CLASS_WARPS: 8 warps measured 8 to 30 points slower at 4096 lanes, and 16 warps 1 to
+    35 points slower than 8 at 16384 (notes/issue-39.md). 16-bit rows up to
+    PREFETCH_MAX_LANES prefetch the next row; fp32 rows do not (without, they
+    were level or ahead for 7 of the 8 op and width pairs tried). The row rule is also the
+    fallback for an input the classes cannot read (rows not N apart, a pointer off 16
+    bytes). Rows on 4 or 8 bytes in 16 bits keep the table's staged entries, which move 4
+    or 8 bytes an access and measured ahead of the classes there."""
     if not one_element_accesses(n_cols, element_size):
         return config
     v = vector(element_size)
     lanes = class_lanes(n_cols, v)
-    if element_size != 2 or not 4096 <= lanes <= 8192:
+    low, high = CLASS_LANES.get(element_size, (0, 0))
+    if not low <= lanes <= high:
         return narrow_row_config(n_cols)
-    num_warps = lanes // 1024
-    return ("classes", lanes, 1, num_warps, 16 // num_warps, True, v,
+    num_warps = min(CLASS_WARPS, max(1, lanes // 1024))
+    prefetch = element_size == 2 and lanes <= PREFETCH_MAX_LANES
+    return ("classes", lanes, 1, num_warps, 16 // num_warps, prefetch, v,
             class_edges(n_cols, lanes, v), narrow_row_config(n_cols))
 
 

@@ -152,7 +152,13 @@ def fixed_cost_text(fig, t, unit="", with_spread=False):
 
 
 def with_range(fig, kind, t, unit=""):
-    return f"{text(fig, kind, t)}{unit} ({range_text(fig, kind, t)})"
+    return f"{text(fig, kind, t)}{unit}" + t.parenthesized(range_text(fig, kind, t))
+
+
+def copy_text(fig, t):
+    """The copy bandwidth as every page and table quotes it: the unit before the range
+    ("4000 GB/s (3920–4080)"), so that no sentence nests it in parentheses or trails it."""
+    return with_range(fig, "copy", t, " GB/s")
 
 
 def transform(fig, fn):
@@ -231,7 +237,7 @@ def paired_text(a, b, t, kind="host"):
 
 def _multiple_text(value, low, high, t):
     lo, hi, places = _outward(low, high, t)
-    return f"{t.times(_round(value, places), f'.{max(places, 0)}f')} ({lo}–{hi})"
+    return t.times(_round(value, places), f".{max(places, 0)}f") + t.parenthesized(f"{lo}–{hi}")
 
 
 def under(a, b, limit, kind="host"):

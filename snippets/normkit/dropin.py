@@ -96,14 +96,13 @@ def flat(p):
     return p.reshape(-1).contiguous()
 
 
+def needs_grad(x, *params):
+    """Whether autograd will ask for a gradient of this call."""
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (x, *params))
+
+
 def path(x, *params):
     """'op' while torch.compile traces, 'autograd' when a gradient will be needed, else 'launch'."""
     if torch.compiler.is_compiling():
         return "op"
-    if torch.is_grad_enabled():
-        if x.requires_grad:
-            return "autograd"
-        for p in params:
-            if p is not None and p.requires_grad:
-                return "autograd"
-    return "launch"
+    return "autograd" if needs_grad(x, *params) else "launch"

@@ -32,8 +32,9 @@ from torch.autograd.function import once_differentiable
 
 from normkit import aligned, dropin
 from normkit.direct_launch import DirectLauncher
+from normkit.launch import require
 from normkit.runtime import INTERPRETED
-from normkit.tiles import forward_entry_config, staged_config
+from normkit.tiles import forward_entry_config, share_width, staged_config
 
 
 @functools.lru_cache(maxsize=None)
@@ -93,15 +94,13 @@ def tables_beside(module_file):
 
 def read_table(path):
     """A launch table as the tuning run wrote it. For every N that is a multiple of its
-    step, the forward's entry, ["row", ROWS, num_warps] or
-      ["chunked", CHUNK, ROWS, num_warps(, TAIL_TILE)],
-    the backward's, ["row", ROWS, num_warps, programs per SM, PREFETCH] or
+    step, the backward's entry, ["row", ROWS, num_warps, programs per SM, PREFETCH] or
       ["staged", ROWS, num_warps, programs per SM, SPLIT, STAGES, TILES, EARLY] or
       ["chunked", CHUNK, ROWS, num_warps, programs per SM],
-    and the fastest entry of each backward design it timed (the pages compare them)."""
+    and the fastest entry of each backward design it timed (the pages compare them). (Tables
+    tuned before the forward's ladder also hold forward entries, which nothing reads.)"""
     data = json.loads(path.read_text(encoding="utf-8"))
-    table = {key: {int(n): tuple(c) for n, c in data[key].items()}
-             for key in ("forward", "backward")}
+    table = {"backward": {int(n): tuple(c) for n, c in data["backward"].items()}}
     table["step"] = data["step"]
     table["backward_designs"] = {
         int(n): {d: tuple(c) for d, c in by_design.items()}
@@ -109,12 +108,9 @@ def read_table(path):
     return table
 
 
-def default_forward(n_cols, element_size):
-    """Without a table: the whole row in registers, at least 2048 elements a program,
-    about 2 KiB of x a warp."""
-    block_n = triton.next_power_of_2(n_cols)
-    rows = max(1, 2048 // block_n)
-    return "row", block_n, rows, min(max(rows * block_n * element_size // 2048, 1), 16)
+def ladder_entry(ladder, n_cols):
+    """The entry of a ladder's first rung (widest N, entry) at least n_cols wide."""
+    return next(entry for widest, entry in ladder if n_cols <= widest)
 
 
 def default_backward(n_cols, element_size):
@@ -184,7 +180,10 @@ class FastNorm:
     NAME: the operators' name (torch.ops.normkernels.NAME_fwd and NAME_bwd);
     PARAMS: the parameters after x, each with a flag letter (HAS_W / GRAD_W for "W");
     STATS: fp32 statistics saved a row (LayerNorm's mean and rstd, RMSNorm's rstd);
-    TUNED: {element size: launch table path} (tables_beside); MAX_N: the tables' widest
+    FORWARD: {element size: the forward's ladder by width, ((widest N, entry), ...)}
+    (a rung's entry as a table's: ["row", ROWS, num_warps] or ["chunked", CHUNK, ROWS,
+    num_warps, ...]; 16-bit's for any size without one); TUNED: {element size: the
+    backward's launch table path} (tables_beside); MAX_N: the ladders' and tables' widest
     row; WIDE: the configurations past MAX_N, walked in chunks (the chunked kernels take
     any N, their tiles do not grow with it); BACKWARD: {design: its DirectLauncher};
     forward_rule(config, N, element size): the configuration for rows off 16 bytes;
@@ -193,6 +192,7 @@ class FastNorm:
 
     PARAMS: dict
     STATS: int
+    FORWARD: dict
     TUNED: dict
     MAX_N: int
     WIDE: dict
@@ -223,26 +223,25 @@ class FastNorm:
             path = self.TUNED[2]
         return read_table(path) if path.exists() else None
 
-    def table_entry(self, kind, n_cols, element_size):
-        """The tuned entry of the next multiple of the table's step at or above N (its
-        rows are at least as wide)."""
+    def table_entry(self, n_cols, element_size):
+        """The backward's tuned entry of the next multiple of the table's step at or
+        above N (its rows are at least as wide)."""
         table = self.tuned_table(element_size)
         if table is None:
             return None
-        return table[kind].get(triton.cdiv(n_cols, table["step"]) * table["step"])
+        return table["backward"].get(triton.cdiv(n_cols, table["step"]) * table["step"])
 
     @functools.lru_cache(maxsize=None)
     def forward_config(self, n_cols, element_size):
         """The forward's configuration for rows of n_cols: ("row", BLOCK_N, ROWS,
         num_warps), ("chunked", CHUNK, ROWS, num_warps, ...) or the op's aligned one
         (forward_rule)."""
-        entry = self.table_entry("forward", n_cols, element_size)
-        if entry is not None:
-            return self.forward_rule(forward_entry_config(entry, n_cols), n_cols,
-                                     element_size)
         if n_cols > self.MAX_N:
-            return self.WIDE["forward"]
-        return default_forward(n_cols, element_size)
+            config = self.WIDE["forward"]
+        else:
+            ladder = self.FORWARD.get(element_size, self.FORWARD[2])
+            config = forward_entry_config(ladder_entry(ladder, n_cols), n_cols)
+        return self.forward_rule(config, n_cols, element_size)
 
     @functools.lru_cache(maxsize=None)
     def backward_config(self, n_cols, element_size):
@@ -250,7 +249,7 @@ class FastNorm:
         ("staged", TILE, ROWS, num_warps, programs_per_sm, SPLIT, STAGES, REST, EARLY)
         or ("chunked", CHUNK, ROWS, num_warps, programs_per_sm) for the backward; rows
         that do not start on 16 bytes by residue class (normkit.aligned.classes_config)."""
-        entry = self.table_entry("backward", n_cols, element_size)
+        entry = self.table_entry(n_cols, element_size)
         if entry is not None:
             return aligned.classes_config(backward_entry_config(entry, n_cols), n_cols,
                                           element_size)
@@ -384,19 +383,17 @@ class FastNorm:
         of SPLIT programs with a block of rows, and the sum of their partial rows."""
         kind, block, rows, num_warps = config[:4]
         split = config[5] if kind == "staged" else 1  # programs per row
-        if kind == "classes":  # V residue classes of rows, each with programs of its own
-            v = config[6]
-            groups, rows_per_program = backward_grid(triton.cdiv(M, v), rows,
-                                                     max(1, programs // v))
-            groups *= v
+        v = config[6] if kind == "classes" else 1  # residue classes, programs of their own
+        groups, rows_per_program = backward_grid(triton.cdiv(M, v), rows,
+                                                 max(1, programs // (split * v)))
+        groups *= v
+        if kind == "classes":
             design = {"LANES": block, "PREFETCH": config[5], "V": v, "EDGES": config[7]}
-        else:
-            groups, rows_per_program = backward_grid(M, rows, max(1, programs // split))
-        if kind == "row":
+        elif kind == "row":
             design = {"BLOCK_N": block, "PREFETCH": config[5]}
         elif kind == "staged":
-            design = {"SPLIT": split, "TILE": block, "REST": config[7],
-                      "STAGES": config[6], "EARLY": config[8]}
+            design = {"SPLIT": split, "WIDTH": share_width(N, split), "TILE": block,
+                      "REST": config[7], "STAGES": config[6], "EARLY": config[8]}
         elif kind == "chunked":
             design = {"CHUNK": block}
         grads = {f"GRAD_{flag}": want for flag, want in zip(self.flags, wants[1:])}
@@ -446,7 +443,8 @@ class FastNorm:
                                      save=False)[0]
         if how == "autograd":
             return FastFunction.apply(self, x2d, eps, input.shape, *params)[0]
-        return self.forward_op(x2d, *params, eps)[0].view(input.shape)
+        save = dropin.needs_grad(input, *params)  # Dynamo reads the grad mode
+        return self.forward_op(x2d, *params, eps, save=save)[0].view(input.shape)
     # --8<-- [end:autograd]
 
     # --8<-- [start:ops]
@@ -457,16 +455,32 @@ class FastNorm:
         autograd formula calls the backward operator (differentiable once, as in
         eager)."""
         params = ", ".join(f"Tensor? {name}" for name in self.PARAMS)
+
+        def forward_rows(x2d, *args, save=True):
+            # no statistics without a gradient to come: an empty (STATS, 0) in their place
+            y, stats = self.forward_rows(x2d, *args, save=save)
+            if stats is None:
+                stats = x2d.new_empty((self.STATS, 0), dtype=torch.float32)
+            return y, stats
+
         forward = torch.library.custom_op(
-            f"{dropin.NAMESPACE}::{self.NAME}_fwd", self.forward_rows, mutates_args=(),
-            schema=f"(Tensor x2d, {params}, float eps) -> (Tensor, Tensor)")
+            f"{dropin.NAMESPACE}::{self.NAME}_fwd", forward_rows, mutates_args=(),
+            schema=f"(Tensor x2d, {params}, float eps, *, bool save=True) "
+                   "-> (Tensor, Tensor)")
 
         @forward.register_fake
-        def _(x2d, *args):
-            return x2d.new_empty(x2d.shape), x2d.new_empty((self.STATS, x2d.shape[0]),
+        def _(x2d, *args, save=True):
+            rows = x2d.shape[0] if save else 0
+            return x2d.new_empty(x2d.shape), x2d.new_empty((self.STATS, rows),
                                                            dtype=torch.float32)
 
         def backward_rows(dy2d, x2d, weight, stats, grads, rows_dtype):
+            # the kernels read STATS values a row: a forward called with save=False
+            # kept none
+            require(stats.shape == (self.STATS, x2d.shape[0]),
+                    f"{self.NAME}_bwd: statistics of shape {tuple(stats.shape)} for "
+                    f"{x2d.shape[0]} rows; call {self.NAME}_fwd with save=True for a "
+                    "backward")
             # an operator returns tensors, none a view of another: dx empty when not
             # asked for
             dx, rows = self.backward_rows(dy2d, x2d, weight, stats, grads, rows_dtype)
@@ -483,7 +497,7 @@ class FastNorm:
             return (x2d.new_empty(x2d.shape if wants[0] else 0),
                     x2d.new_empty((sum(wants[1:]), x2d.shape[1]), dtype=rows_dtype))
 
-        def setup_context(ctx, inputs, output):
+        def setup_context(ctx, inputs, keyword_only_inputs, output):
             self.save(ctx, inputs[0], inputs[1:-1], output[1])
 
         def formula(ctx, dy, _):

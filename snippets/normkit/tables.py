@@ -14,6 +14,19 @@ from normkit.words import LANGUAGES, Words
 # The text size of every plot a report draws (5 in = 360 pt wide): a 390-px phone shows the figure about
 # 358 px wide, so 12 pt comes out at 11.9 px, over the 11 px a label needs there (tests/test_browser.py).
 PLOT_FONT_PT = 12
+# The faces a plot's text asks for: matplotlib lays text out with the first (bundled with it, so the
+# layout is the same on every machine), and a reader's browser takes the first it has, then a
+# Chinese face for a Chinese label rather than whatever its own fallback picks (issue 40); the hand-
+# drawn figures in docs/assets/images name the same Chinese faces
+PLOT_FONTS = ["DejaVu Sans", "Noto Sans", "Noto Sans CJK SC", "PingFang SC", "Microsoft YaHei", "sans-serif"]
+
+
+def plot_style(**more):
+    """matplotlib settings every report's plot shares: text stays text (svg.fonttype none: selectable,
+    and its size can be checked by tests/test_browser.py), at PLOT_FONT_PT in PLOT_FONTS, and the same
+    file for the same data (svg.hashsalt); `more` adds a plot's own."""
+    return {"svg.hashsalt": "normkernels", "svg.fonttype": "none", "font.size": PLOT_FONT_PT,
+            "font.family": "sans-serif", "font.sans-serif": PLOT_FONTS, **more}
 
 
 def localized_name(name, language):

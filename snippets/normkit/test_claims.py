@@ -80,7 +80,7 @@ def test_numbers_take_the_languages_format():
     f = fig(12.345, 12.3, 12.4)
     assert claims.with_range(f, "gpu", EN, " µs") == "12.3 µs (11.9–12.8)"
     assert claims.with_range(f, "gpu", VI, " µs") == "12,3 µs (11,9–12,8)"  # Vietnamese: decimal comma
-    assert claims.with_range(f, "gpu", ZH) == "12.3 (11.9–12.8)"
+    assert claims.with_range(f, "gpu", ZH) == "12.3（11.9–12.8）"  # Chinese: full-width, no space
     # large numbers: Vietnamese groups five digits and more with a no-break space
     big = fig(12345.0, 12340.0, 12350.0)
     assert claims.with_range(big, "copy", VI) == "12\u00a0300 (12\u00a0000–12\u00a0600)"

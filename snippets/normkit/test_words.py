@@ -126,11 +126,12 @@ def test_an_unknown_reader_language_names_the_variable_and_the_languages(monkeyp
     ({"faster": 0, "on_par": 0, "slower": 16}, ("slower at all 16 widths", "在全部 16 个宽度上都更慢",
                                                 "chậm hơn ở cả 16 độ rộng")),
     ({"faster": 13, "on_par": 3, "slower": 0}, ("faster at 13 and on par at 3 of the 16 widths",
-                                                "在 16 个宽度中，13 个更快，3 个持平",
-                                                "nhanh hơn ở 13 và ngang nhau ở 3 trong số 16 độ rộng")),
+                                                "16 个宽度中有 13 个更快，3 个持平",
+                                                "nhanh hơn ở 13 độ rộng và ngang nhau ở 3 độ rộng (trong tổng số 16)")),
     ({"faster": 10, "on_par": 3, "slower": 3}, ("faster at 10, on par at 3 and slower at 3 of the 16 widths",
-                                                "在 16 个宽度中，10 个更快，3 个持平，3 个更慢",
-                                                "nhanh hơn ở 10, ngang nhau ở 3 và chậm hơn ở 3 trong số 16 độ rộng")),
+                                                "16 个宽度中有 10 个更快，3 个持平，3 个更慢",
+                                                "nhanh hơn ở 10 độ rộng, ngang nhau ở 3 độ rộng và chậm hơn ở 3 độ rộng "
+                                                "(trong tổng số 16)")),
 ])
 def test_a_tally_says_each_case_as_written_never_a_count_of_zero(counts, expected):
     assert tuple(Words(lang).tally("vs_widths", counts) for lang in LANGUAGES) == expected
@@ -161,7 +162,7 @@ def test_a_pair_says_one_verdict_once_and_two_each_at_its_place():
     assert Words("en").pair("best_other", same[:1]) == ("The forward alone is on par at 32768×4096 "
                                                         "(97% against Liger's 99%).")  # one place: never "both"
     mixed = [{"verdict": "nhanh hơn", "place": "2048"}, {"verdict": "ngang nhau", "place": "4096"}]
-    assert Words("vi").pair("liger", mixed) == ("so với RMSNorm của Liger-Kernel, kết luận là nhanh hơn ở kích thước "
+    assert Words("vi").pair("liger", mixed) == ("so với RMSNorm của Liger-Kernel thì nhanh hơn ở kích thước "
                                                 "ẩn 2048 và ngang nhau ở kích thước ẩn 4096")
 
 
@@ -176,4 +177,21 @@ def test_two_tallies_that_agree_are_said_once():
     assert Words("en").both("host", "missed at all 12 shapes", "met at all 12 shapes") == (
         "The forward target is missed at all 12 shapes, the forward+backward one met at all 12 shapes")
     zh = Words("zh").tally("host", {"missed": 12})
-    assert Words("zh").both("host", zh, zh) == "前向和前向+反向两个目标各自在全部 12 个形状上都没达到"
+    assert Words("zh").both("host", zh, zh) == "前向和前向+反向两个目标在全部 12 个形状上都未达到"
+
+
+def test_two_tallies_over_one_set_say_its_size_once():
+    mixed, every = {"met": 0, "within": 7, "missed": 5}, {"met": 12, "within": 0, "missed": 0}
+    assert Words("en").both_counted("host", mixed, every) == (
+        "Of the 12 shapes, the forward target is inside the range at 7 and missed at 5, "
+        "the forward+backward one met at all of them")
+    assert Words("zh").both_counted("host", mixed, every) == (
+        "12 个形状中，前向目标：7 个落在范围之内，5 个未达到；前向+反向目标：全部达到")
+    assert Words("vi").both_counted("host", every, mixed) == (
+        "Trong 12 hình dạng, mục tiêu lượt xuôi đạt ở tất cả, còn mục tiêu lượt xuôi + lượt ngược "
+        "nằm trong khoảng đo ở 7 hình dạng và không đạt ở 5 hình dạng")
+    # the same counts: said once; sets of different sizes: each with its own
+    assert Words("en").both_counted("host", every, every) == (
+        "Both targets, forward and forward+backward, are met at all 12 shapes")
+    assert Words("en").both_counted("host", every, {"met": 0, "within": 0, "missed": 3}) == (
+        "The forward target is met at all 12 shapes, the forward+backward one missed at all 3 shapes")

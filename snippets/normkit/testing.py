@@ -201,7 +201,7 @@ FAST_DESIGNS = {
 # RMSNorm's forward from aligned windows (normkit.aligned: its 2048 lanes hold the tests' rows and
 # their offsets)
 ALIGNED_DESIGN = (lambda n: ("aligned", 2048, 2, 4, ("row", 1024, 2, 4)), lambda n: ("row", 1024, 2, 4, 2, True))
-# the length of a launch table's entry, per pass and design
+# the length of a forward ladder's entry (FastNorm.FORWARD) and a launch table's backward entry, per design
 TABLE_ENTRY_SIZES = {"forward": {"row": 3, "chunked": 4},
                      "backward": {"row": 5, "staged": 8, "chunked": 5}}
 

@@ -48,6 +48,8 @@ GROUP_FROM_DIGITS = 5
 MINUS = "\u2212"  # −, not the hyphen a Python format writes
 TIMES = {"en": "×", "zh": " 倍", "vi": " lần"}  # Vietnamese says a multiple in words: gấp 6,79 lần
 PERCENT = {"en": "%", "zh": "%", "vi": "%"}  # 97%: no space in any of the three
+# a parenthesis after a figure: Chinese sets it full-width, with no space ("4190（4100–4280）")
+PARENTHESES = {"en": (" (", ")"), "zh": ("（", "）"), "vi": (" (", ")")}
 SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 _NUMBER = re.compile(r"^(?P<sign>[+-]?)(?P<int>\d+)(?:\.(?P<frac>\d+))?(?:e(?P<exp>[+-]\d+))?$")
 
@@ -125,27 +127,34 @@ class Words:
     def date(self, stamp):
         return date(stamp, self.language)
 
+    def parenthesized(self, text):
+        """text in parentheses after what precedes it, as the language sets them."""
+        opening, closing = PARENTHESES[self.language]
+        return f"{opening}{text}{closing}"
+
     def vector(self, values, spec):
         """A list of numbers as code prints it: "[0.85, 1.13]"; Vietnamese, whose decimal mark is a
         comma, separates the items with semicolons: "[0,85; 1,13]"."""
         separator = "; " if DECIMAL[self.language] == "," else ", "
         return "[" + separator.join(self.number(value, spec) for value in values) + "]"
 
-    def tally(self, family, counts):
+    def tally(self, family, counts, with_total=True):
         """How many of a set of verdicts each came out, as the language says it, per case: one verdict
         for all ("slower at all 16 widths"), or the ones that occurred ("faster at 13 and on par at 3
         of the 16 widths") -- never "at 0 widths". counts is {verdict: count} in the order to say them;
         the catalogue's tally_<family>_all_<verdict>, tally_<family>_<verdict> (one part) and
         tally_<family>_mixed (its {parts} and {total}) hold the words, tally_separator and tally_and
-        join the parts (Chinese joins clauses with a comma, not 和)."""
+        join the parts (Chinese joins clauses with a comma, not 和). Without the total, for a sentence
+        that says it once (both_counted): tally_<family>_every_<verdict> ("met at all of them"), or
+        the parts alone."""
         total = sum(counts.values())
         seen = [(verdict, count) for verdict, count in counts.items() if count]
         if not seen:
             raise ValueError(f"tally '{family}': no verdicts to count")
         if len(seen) == 1:
-            return self(f"tally_{family}_all_{seen[0][0]}").format(total=total)
+            return self(f"tally_{family}_{'all' if with_total else 'every'}_{seen[0][0]}").format(total=total)
         parts = self._clauses(self(f"tally_{family}_{verdict}").format(count=count) for verdict, count in seen)
-        return self(f"tally_{family}_mixed").format(parts=parts, total=total)
+        return self(f"tally_{family}_mixed").format(parts=parts, total=total) if with_total else parts
 
     def pair(self, family, items):
         """Verdicts at a few places as one clause, per case: the verdict once where all agree ("on par
@@ -173,6 +182,17 @@ class Words:
         if first == second:
             return self(f"both_{family}_same").format(tally=first)
         return self(f"both_{family}_each").format(first=first, second=second)
+
+    def both_counted(self, family, first, second):
+        """Two tallies over one set ({verdict: count} each), with the set's size said once, per case:
+        both_<family>_same where they agree, else both_<family>_each_counted ({total}, {first},
+        {second}: "Of the 12 shapes, the forward target is ..., the forward+backward one ..."); two
+        sets of different sizes each say their own (both)."""
+        if first == second or sum(first.values()) != sum(second.values()):
+            return self.both(family, self.tally(family, first), self.tally(family, second))
+        return self(f"both_{family}_each_counted").format(
+            total=sum(first.values()), first=self.tally(family, first, with_total=False),
+            second=self.tally(family, second, with_total=False))
 
     def span(self, low, high):
         """Two ends of a span of values already formatted, per case: the value once where they agree."""

@@ -195,17 +195,29 @@ class RMSNormKernels(FastNorm):
     NAME = "rms_norm"
     PARAMS = {"weight": "W"}  # the kernels' flags: HAS_W, GRAD_W
     STATS = 1  # a row's rstd
+    # the forward by width, four rungs a dtype (widest N, entry), fitted as LayerNorm's
+    # (notes/data/tune-21-forward-h100.json, tune-22-forward-fp32-h100.json): 0.08 and
+    # 0.11 points of copy below each width's best on average, 0.5 and 0.9 at worst
+    FORWARD = {2: ((1024, ("row", 8, 8)), (4096, ("row", 1, 8)),
+                   (12288, ("chunked", 8192, 1, 16)), (MAX_N, ("row", 1, 16))),
+               4: ((256, ("row", 8, 4)), (4096, ("row", 2, 8)),
+                   (10240, ("chunked", 4096, 1, 16)), (MAX_N, ("row", 1, 16)))}
     TUNED = tables_beside(__file__)
     MAX_N = MAX_N
-    WIDE = {"forward": ("chunked", 4096, 1, 16), "backward": ("chunked", 4096, 1, 16,
+    # past MAX_N (notes/data/wide-rows-1-h100.json): 8192-element chunks forward, 95
+    # and 87 % of copy at 20480 and 32768 against 92 and 82 with 4096
+    WIDE = {"forward": ("chunked", 8192, 1, 16), "backward": ("chunked", 4096, 1, 16,
                                                               1)}
     BACKWARD = {"row": bwd_row, "classes": bwd_classes, "staged": bwd_staged,
                 "chunked": bwd_chunked}
 
     def forward_rule(self, config, n_cols, element_size):
         """Rows whose every access would move one element: read whole from their aligned
-        windows where a window fits the tuned range (normkit.aligned.window_config)."""
-        return aligned.window_config(config, n_cols, element_size, MAX_N)
+        windows where a window fits the tuned range (normkit.aligned.window_config);
+        other rows off 16 bytes in short chunks (normkit.aligned.offset_config)."""
+        window = aligned.window_config(config, n_cols, element_size, MAX_N)
+        offset = ("chunked", aligned.OFFSET_CHUNK, 1, aligned.OFFSET_WARPS)
+        return aligned.offset_config(window, n_cols, element_size, offset)
 
     def forward_design(self, config, n_cols, element_size, stride):
         """The forward kernel of a configuration and its tile: the row's, the walk's

@@ -6,7 +6,7 @@ fp32 running sum, dW, a program.
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
 from normkit.aligned import class_frame, load_edges, store_frame
 from normkit.tiles import (
-    SHARE_COLUMNS, add_to_running, backward_rows_start, block_of_rows, first_loads, load_rows,
+    add_to_running, backward_rows_start, block_of_rows, first_loads, load_rows,
     per_row, row_sum, share_tile, step_loads, share_columns, times_weight)
 
 import triton
@@ -156,8 +156,10 @@ def rms_fast_bwd_staged_kernel(
     ROWS: tl.constexpr,    # rows per step
     STAGES: tl.constexpr,  # steps of loads in flight, staged in shared memory
     SPLIT: tl.constexpr,   # programs that share each row: 1, or 2 for the widest rows
-    # a program's N / SPLIT columns as a power-of-two TILE and a smaller REST tile (0:
-    # none), so that registers follow N and not the next power of two
+    WIDTH: tl.constexpr,   # a share's columns: N / SPLIT in whole SHARE_COLUMNS, so
+                           # that shares start aligned (tiles.share_width)
+    # a program's share as a power-of-two TILE and a smaller REST tile (0: none), so
+    # that registers follow N and not the next power of two
     TILE: tl.constexpr, REST: tl.constexpr,
     HAS_W: tl.constexpr, GRAD_X: tl.constexpr, GRAD_W: tl.constexpr,
     EARLY: tl.constexpr,   # add to dW before the row sum (dy then need not stay in
@@ -168,9 +170,6 @@ def rms_fast_bwd_staged_kernel(
     # sibling has just read it: from L2, not from memory)
     group = tl.program_id(0) // SPLIT
     share = tl.program_id(0) % SPLIT
-    # tiles.share_width: N / SPLIT in whole SHARE_COLUMNS, so that shares start aligned
-    SHARE: tl.constexpr = SPLIT * SHARE_COLUMNS
-    WIDTH: tl.constexpr = (N + SHARE - 1) // SHARE * SHARE_COLUMNS
     cols_a, ok_a, w_a, cols_b, ok_b, w_b = share_columns(share, W, N, WIDTH, TILE,
                                                          REST, HAS_W)
     # fp32 sums of this share's columns

@@ -12,7 +12,7 @@ import warnings
 
 from normkit import claims
 from normkit.bench import gb_per_s
-from normkit.tables import PLOT_FONT_PT, write_localized, write_quotes
+from normkit.tables import plot_style, write_localized, write_quotes
 from normkit.words import ENGLISH, LANGUAGES, Words
 from rmsnorm.examples import EPS, format_examples
 from rmsnorm.ops import MAX_N, SCRATCH_LIMIT_BYTES
@@ -68,10 +68,16 @@ def _word(impl, t, code=True):
     return t(impl)
 
 
+def _multiple_header(other, t):
+    """The header of a column of multiples: "kernel / reference", 「内核相对参考实现」, 「内核相对 F.rms_norm」."""
+    space = " " if other[:1].isascii() and t.language == "zh" else ""
+    return t("kernel_against").format(other=space + other)
+
+
 def timing_md(tim, copy, t):
     rows = [f"| {t('shape')} | {t('scope')} | "
             + " | ".join(f"{_word(i, t, code=False)}{t('comma')}{t('gpu_us')}" for i in IMPLEMENTATIONS)
-            + f" | {t('kernel')} / {t('reference')} | {t('kernel')} / F.rms_norm | {t('kernel')}{t('comma')}{t('pct_copy')} |",
+            + f" | {_multiple_header(t('reference'), t)} | {_multiple_header('F.rms_norm', t)} | {t('kernel')}{t('comma')}{t('pct_copy')} |",
             "|---|---|--:|--:|--:|--:|--:|--:|"]
     for s in tim["shapes"]:
         for scope, label in SCOPES:
@@ -127,8 +133,7 @@ def timing_svg(tim, path, t=ENGLISH):
 
     shapes = tim["shapes"]
     colors = {"reference": "#9e9e9e", "torch": "#ff7043", "kernel": "#3f51b5"}
-    # text stays text (svg.fonttype none): selectable, and its size can be checked by tests/test_browser.py
-    with plt.rc_context({"svg.hashsalt": "normkernels", "svg.fonttype": "none", "font.size": PLOT_FONT_PT}):
+    with plt.rc_context(plot_style()):
         fig, axes = plt.subplots(2, 1, figsize=(5, 6), layout="constrained")
         width = 0.27
         for ax, (scope, title) in zip(axes, SCOPES):
@@ -161,7 +166,7 @@ def _bytes(n_bytes, t):
     """A byte count as the page writes it: grouped digits, and KiB or MiB beside it."""
     digits = t.number(n_bytes, "d")
     unit = ("MiB", 2**20) if n_bytes >= 2**20 else ("KiB", 2**10)
-    return f"{digits} B ({t.number(n_bytes / unit[1], 'g')} {unit[0]})"
+    return f"{digits} B" + t.parenthesized(f"{t.number(n_bytes / unit[1], 'g')} {unit[0]}")
 
 
 def code_quotes(results, t):
@@ -190,7 +195,7 @@ def quotes(measurements, t=ENGLISH):
     """Flat dict of ready-to-print strings in t's language; keys are what pages write as {{ rmsnorm.KEY }}."""
     prov, res = measurements["provenance"], measurements["results"]
     copy = prov["copy"]["median"]
-    q = {"gpu": str(prov["gpu"]), "copy_gb_per_s": claims.with_range(prov["copy"], "copy", t)}
+    q = {"gpu": str(prov["gpu"]), "copy_gb_per_s": claims.copy_text(prov["copy"], t)}
 
     acc = res["accuracy"]
     q["acc_cases"] = t.number(acc["cases"], "d")

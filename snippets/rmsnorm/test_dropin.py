@@ -173,7 +173,9 @@ def test_operators_and_their_fakes_agree(x_dtype, with_weight, needs):
     the real ones, and autograd's registration, over the parameters the operators take."""
     x = tensor(4, N).to(x_dtype)
     w = tensor(N).to(torch.float32) if with_weight else None
-    torch.library.opcheck(fast.rms_norm_fwd, (x, w, 1e-6))
+    for save in (True, False):  # statistics kept for a backward, or none (and no gradient asked)
+        inputs = (x, w) if save else [None if t is None else t.detach() for t in (x, w)]
+        torch.library.opcheck(fast.rms_norm_fwd, (*inputs, 1e-6), {"save": save})
     # the backward operator's inputs need no gradient: it is differentiable once
     x, w = x.detach(), None if w is None else w.detach()
     _, rstd = fast.rms_norm_fwd(x, w, 1e-6)

@@ -29,6 +29,6 @@ def test_exercise_report_in_the_readers_language():
                      {"n": 256, "block": 256, "max_abs_err": 0.0, "caught": False}],
          "backward": [{"n": 257, "block": 512, "err_with_n": 1.1e-16, "err_with_block": 0.32}]}
     text = exercise.format_exercise(r, Words("vi"))
-    assert "BỊ PHÁT HIỆN" in text and "bị che khuất" in text
+    assert "BẮT ĐƯỢC LỖI" in text and "lọt lưới" in text
     assert "max |err| = 4,100\u00a0×\u00a010⁻¹" in text and "1,1\u00a0×\u00a010⁻¹⁶" in text
     assert "N=257  BLOCK=512" in text

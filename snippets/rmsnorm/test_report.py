@@ -204,7 +204,7 @@ def test_tables_in_every_language(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     zh = _read(tmp_path / "timing.zh.md")
     # the words change, the numbers do not; a multiple is claims.text + "×" in every language
-    assert ("| 4096×4096 float16 | 前向 | 210 (203–217) | 40 (38–42) | 33.0 (32.0–34.0) | 6.4 倍 · 更快 "
+    assert ("| 4096×4096 float16 | 前向 | 210（203–217） | 40（38–42） | 33.0（32.0–34.0） | 6.4 倍 · 更快 "
             "| 1.21 倍 · 更快 | 51% |") in zh
     vi = _read(tmp_path / "timing.vi.md")
     assert ("| 128×257 float32 | lượt xuôi | 31,0 (30,0–32,0) | 6,2 (6,0–6,4) | 6,4 (6,2–6,6) | 4,8 lần · nhanh hơn "
@@ -222,7 +222,7 @@ def test_quotes_are_the_tables_numbers(tmp_path):
     assert all(isinstance(v, str) for v in q.values())
     assert q["gpu"] == "Synthetic GPU"
     # copy 4000 with runs 3990–4010: the copy floor (±2 %) states 3920–4080
-    assert q["copy_gb_per_s"] == "4000 (3920–4080)"  # the unit is the page's, as in the other data sets
+    assert q["copy_gb_per_s"] == "4000 GB/s (3920–4080)"  # the unit before the range, as in the other data sets
     assert q["fwd_kernel_us_128x257_fp32"] == "6.4 µs" and q["fwdbwd_reference_us_4096x4096_fp16"] == "900 µs"
     assert q["fwd_kernel_pct_copy_4096x4096_fp16"] == "51%"
     # torch fwd, large: 67108864 B in 40 µs = 41.9 %; reference: in 210 µs = 7.99 % (stated 7.75–8.23)

@@ -77,7 +77,7 @@ def test_the_table_states_each_figure_with_its_range(tmp_path):
     assert "M = 4096 · float16." in table and "10 warm-up replays" in table
     # the same rows in Vietnamese: a decimal comma, the catalogue's words in the header
     vi = read(tmp_path / "bandwidth.vi.md")
-    assert "| N | µs GPU | GB/s | % sao chép |" in vi and "| 1024 | 12,0 (11,6–12,4) | 1400 (1350–1450) | 35% |" in vi
+    assert "| N | µs GPU | GB/s | % băng thông sao chép |" in vi and "| 1024 | 12,0 (11,6–12,4) | 1400 (1350–1450) | 35% |" in vi
 
 
 def test_the_quotes_in_every_language(tmp_path):

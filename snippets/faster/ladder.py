@@ -1,21 +1,20 @@
-"""Issue 39, item 3: how close a short ladder of forward configurations by width comes to the
-per-width best of a tuning run (CPU only: it reads the run's JSON).
+"""The forward's ladder by width (FastNorm.FORWARD): how close K contiguous width ranges, one
+configuration each, come to the per-width best of a tuning run (faster.tune's report; CPU only).
 
-A configuration is taken relative to N (the row design's BLOCK_N is N's power of two), so one
-entry can serve a range of widths. For K = 1 ... 8 contiguous width ranges it finds the ladder
-that loses the least on average (dynamic programming over the run's widths; an entry serves a
-range only where the run timed it at every width of the range) and prints its rungs, the mean
-and the worst loss in points of % of copy against the per-width best.
+A configuration is taken relative to N (the row design's BLOCK_N is N's power of two), as a
+launch table's entry, so one entry can serve a range of widths. For K = 1 ... --most it finds the
+ladder that loses the least on average (dynamic programming over the run's widths; an entry
+serves a range only where the run timed it at every width of the range) and prints its mean and
+worst loss in points of % of copy against the per-width best, and the K = --rungs ladder as the
+op's class writes it.
 
-    python3 notes/experiments/forward_ladder.py notes/data/tune-1.json --op layernorm
+    python -m faster.ladder DIR/tune.json --op layernorm [--rungs 4]
 """
 
 import argparse
 import json
 
-
-def relative(config):
-    return ("row", *config[2:]) if config[0] == "row" else tuple(config)
+from faster.tune import table_entry_of
 
 
 def timings(run, op):
@@ -23,7 +22,8 @@ def timings(run, op):
     out = {}
     for r in run["tuned"]:
         if r["op"] == op and r.get("fwd"):
-            out[r["N"]] = {relative(c["config"]): c["pct"] for c in r["fwd"] if c.get("ok", True)}
+            out[r["N"]] = {tuple(table_entry_of(c["config"])): c["pct"] for c in r["fwd"]
+                           if c.get("ok", True)}
     return dict(sorted(out.items()))
 
 
@@ -61,14 +61,20 @@ def ladder(pct, rungs):
     return out[::-1]
 
 
+def losses(pct, rungs):
+    """Each width's loss against its best, in points, on a ladder."""
+    best = {n: max(p.values()) for n, p in pct.items()}
+    return [best[n] - pct[n][e] for lo, hi, e in rungs for n in pct if lo <= n <= hi]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("run")
     parser.add_argument("--op", required=True)
     parser.add_argument("--most", type=int, default=8)
+    parser.add_argument("--rungs", type=int, default=4, help="the ladder to print as code")
     args = parser.parse_args()
-    pct = timings(json.load(open(args.run)), args.op)
-    best = {n: max(p.values()) for n, p in pct.items()}
+    pct = timings(json.load(open(args.run, encoding="utf-8")), args.op)
     print(f"{args.run} {args.op}: {len(pct)} widths, {min(map(len, pct.values()))}-"
           f"{max(map(len, pct.values()))} candidates a width")
     for k in range(1, args.most + 1):
@@ -76,11 +82,10 @@ def main():
         if rungs is None:
             print(f"K={k}: no ladder (no entry timed across a range)")
             continue
-        losses = [best[n] - pct[n][e] for lo, hi, e in rungs for n in pct if lo <= n <= hi]
-        print(f"K={k}: mean loss {sum(losses) / len(losses):.2f}, worst {max(losses):.2f} points")
-        if k in (1, 2, 4, args.most):
-            for lo, hi, e in rungs:
-                print(f"    {lo:>6}-{hi:<6} {e}")
+        lost = losses(pct, rungs)
+        print(f"K={k}: mean loss {sum(lost) / len(lost):.2f}, worst {max(lost):.2f} points")
+        if k == args.rungs:
+            print("    (" + ", ".join(f"({hi}, {e!r})" for _, hi, e in rungs) + ")")
 
 
 if __name__ == "__main__":

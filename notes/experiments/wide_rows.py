@@ -1,0 +1,121 @@
+"""Issue 39, item 2: rows past the tables' widest (16384), where the chunked designs take any N
+with one untuned configuration each (FastNorm.WIDE), and whether there is a cliff at 16385.
+
+For each op, width and pass (the forward alone, the backward alone: dx, dW and dB as autograd
+asks), the WIDE configuration ("wide") and variants of its chunk, warps and programs per SM, and
+for the backward the widest table entry's staged design split in more shares; at 16384 the configuration the ladder and the table give ("ours") for the level to compare with.
+GPU time of plain calls back to back (each moves hundreds of MB: the host is not the limit), %
+of the copy bandwidth measured in the same run, M = 2**27 / N rows, bf16. Every variant's output
+is checked against the WIDE configuration's first.
+
+    PYTHONPATH=snippets python3 notes/experiments/wide_rows.py --out wide.json
+    PYTHONPATH=snippets python3 notes/experiments/wide_rows.py --check   # no GPU: each variant once, small M
+"""
+
+import argparse
+import json
+import time
+
+import torch
+
+from layernorm import fast as ln
+from normkit import bench
+from normkit.runtime import DEVICE
+from normkit.tiles import staged_config
+from rmsnorm import fast as rms
+
+OPS = {"layernorm": ln, "rmsnorm": rms}
+WIDTHS = (16384, 20480, 32768, 16385, 24576)
+
+
+def variants(op, pass_, n):
+    """The WIDE configuration of a pass, and variants of its chunk, warps and programs per SM;
+    for the backward also the widest table entry's staged design with more programs a row
+    (each share at most as wide as the widest entry's) and fewer stages."""
+    fast = OPS[op].OP
+    base = fast.WIDE[pass_]
+    out = {"wide": base}
+    for chunk in (2048, 4096, 8192):
+        if chunk != base[1]:
+            out[f"chunk={chunk}"] = (base[0], chunk, *base[2:])
+    out["warps=8"] = (*base[:3], 8, *base[4:])
+    if pass_ == "backward":
+        out["per_sm=2"] = (*base[:4], 2, *base[5:])
+        entry = fast.table_entry(fast.MAX_N, 2)
+        if entry[0] == "staged":  # ["staged", ROWS, warps, per_sm, SPLIT, STAGES, TILES, EARLY]
+            widest_share = fast.MAX_N // entry[4]
+            for extra in (0, 1):
+                for stages in sorted({entry[5], 2}):
+                    split = -(-n // widest_share) + extra
+                    out[f"staged s{split} st{stages}"] = staged_config(
+                        n, entry[1], entry[2], entry[3], split, stages, entry[6], entry[7])
+    return out
+
+
+def inputs(op, n, m, dtype):
+    g = torch.Generator(device=DEVICE).manual_seed(0)
+    x = torch.randn(m, n, device=DEVICE, dtype=dtype, generator=g)
+    dy = torch.randn(m, n, device=DEVICE, dtype=dtype, generator=g)
+    w = torch.rand(n, device=DEVICE, dtype=dtype, generator=g) + 0.5
+    params = (w, torch.randn_like(w)) if op == "layernorm" else (w,)
+    return x, dy, w, params
+
+
+def calls(op, n, m, dtype):
+    """{pass: {label: a call with that configuration}}, and the outputs each call returns."""
+    fast = OPS[op].OP
+    x, dy, w, params = inputs(op, n, m, dtype)
+    _, stats = fast.forward_rows(x, *params, 1e-5)
+    out = {"forward": {}, "backward": {}}
+    for pass_ in out:
+        chosen = (fast.forward_config if pass_ == "forward" else fast.backward_config)(n, x.element_size())
+        configs = variants(op, pass_, n) | ({"ours": chosen} if n <= fast.MAX_N else {})
+        for label, config in configs.items():
+            if pass_ == "forward":
+                out[pass_][label] = lambda c=config: fast.forward_rows(x, *params, 1e-5, config=c, save=False)[0]
+            else:
+                out[pass_][label] = lambda c=config: fast.backward_rows(dy, x, w, stats, config=c)[:2]
+    return out, 2 * m * n * x.element_size(), 3 * m * n * x.element_size()
+
+
+def difference(a, b):
+    pairs = zip(a, b) if isinstance(a, tuple) else ((a, b),)
+    return max((p.float() - q.float()).abs().max().item() for p, q in pairs)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out")
+    parser.add_argument("--budget-s", type=float, default=100)
+    parser.add_argument("--check", action="store_true", help="each variant once at a few rows, untimed")
+    args = parser.parse_args()
+    t0, results = time.time(), []
+    copy = None if args.check else bench.copy_bandwidth_gb_per_s()["median"]
+    for n in WIDTHS:
+        for op in OPS:
+            if time.time() - t0 > args.budget_s:
+                break
+            m = 3 if args.check else 2**27 // n
+            by_pass, fwd_bytes, bwd_bytes = calls(op, n, m, torch.bfloat16)
+            for pass_, fns in by_pass.items():
+                reference = fns["wide"]()
+                for label, fn in fns.items():
+                    try:
+                        diff = difference(fn(), reference)
+                    except Exception as e:  # a configuration the design refuses (shared memory)
+                        print(f"{op[:3]} N={n} {pass_} {label}: {type(e).__name__} {str(e)[-200:]}", flush=True)
+                        continue
+                    row = {"op": op, "N": n, "pass": pass_, "variant": label, "diff": diff}
+                    if not args.check:
+                        ms = bench.median_call_ms(fn, 5, 10, 5)
+                        n_bytes = fwd_bytes if pass_ == "forward" else bwd_bytes
+                        row |= {"ms": ms, "pct": 100 * bench.gb_per_s(n_bytes, ms) / copy}
+                    results.append(row)
+                    print(f"{op[:3]} N={n:5d} {pass_:8s} {label:10s} "
+                          + ("" if args.check else f"{row['pct']:5.1f}% ") + f"diff {diff:.2g}", flush=True)
+    if args.out:
+        json.dump({"copy_gb_per_s": copy, "results": results}, open(args.out, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
