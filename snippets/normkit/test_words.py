@@ -171,6 +171,26 @@ def test_a_span_of_equal_ends_is_one_value():
     assert Words("vi").span("1,8 lần", "2,2 lần") == "từ 1,8 lần đến 2,2 lần"
 
 
+@pytest.mark.parametrize("count, expected", [
+    (0, ("all 72 accuracy cases within tolerance", "72 个精度用例全部在容差之内",
+         "cả 72 trường hợp kiểm tra độ chính xác đều nằm trong dung sai")),
+    (3, ("3 of the 72 accuracy cases out of tolerance", "72 个精度用例中有 3 个超出容差",
+         "3 trong 72 trường hợp kiểm tra độ chính xác nằm ngoài dung sai")),
+    (72, ("all 72 accuracy cases out of tolerance", "72 个精度用例全部超出容差",
+          "cả 72 trường hợp kiểm tra độ chính xác đều nằm ngoài dung sai")),
+])
+def test_a_portion_says_none_some_or_all_never_a_count_of_zero(count, expected):
+    assert tuple(Words(lang).portion("acc_result", count, 72) for lang in LANGUAGES) == expected
+
+
+def test_every_portion_has_its_words_in_every_language():
+    for language in LANGUAGES:
+        for family in ("acc_result", "acc_outside"):
+            assert "{total}" in Words(language)(f"{family}_none") and "{total}" in Words(language)(f"{family}_all")
+            assert {"{count}", "{total}"} <= set(re.findall(r"\{\w+\}", Words(language)(f"{family}_some")))
+            assert "0" not in Words(language).portion(family, 0, 12)
+
+
 def test_two_tallies_that_agree_are_said_once():
     same = "meets its target at all 12 widths"
     assert Words("en").both("sweep", same, same) == "forward meets its target at all 12 widths, and so does its forward+backward"
@@ -186,10 +206,10 @@ def test_two_tallies_over_one_set_say_its_size_once():
         "Of the 12 shapes, the forward target is inside the range at 7 and missed at 5, "
         "the forward+backward one met at all of them")
     assert Words("zh").both_counted("host", mixed, every) == (
-        "12 个形状中，前向目标：7 个落在范围之内，5 个未达到；前向+反向目标：全部达到")
+        "12 个形状中，前向目标：7 个无法判定，5 个未达到；前向+反向目标：全部达到")
     assert Words("vi").both_counted("host", every, mixed) == (
         "Trong 12 hình dạng, mục tiêu lượt xuôi đạt ở tất cả, còn mục tiêu lượt xuôi + lượt ngược "
-        "nằm trong khoảng đo ở 7 hình dạng và không đạt ở 5 hình dạng")
+        "nằm trong khoảng đo ở 7 và không đạt ở 5")
     # the same counts: said once; sets of different sizes: each with its own
     assert Words("en").both_counted("host", every, every) == (
         "Both targets, forward and forward+backward, are met at all 12 shapes")

@@ -12,6 +12,7 @@
                                            -> "faster at 13 and on par at 3 of the 16 widths"
     Words("en").tally("vs_widths", {"faster": 0, "on_par": 0, "slower": 16})
                                            -> "slower at all 16 widths"
+    Words("en").portion("acc_result", 0, 72) -> "all 72 accuracy cases within tolerance"
     Words("vi").vector([0.5, -2], ".2f")   -> "[0,50; −2,00]"
     reader()                               -> Words(os.environ["NORMKERNELS_LANGUAGE"]), English when unset
 
@@ -193,6 +194,13 @@ class Words:
         return self(f"both_{family}_each_counted").format(
             total=sum(first.values()), first=self.tally(family, first, with_total=False),
             second=self.tally(family, second, with_total=False))
+
+    def portion(self, family, count, total):
+        """How many of a set something holds, per case: <family>_none where none does ("all 72 accuracy
+        cases within tolerance"), <family>_all where all do, else <family>_some with {count} and {total}
+        ("3 of the 72 accuracy cases out of tolerance") -- never "0 of 72"."""
+        case = "none" if not count else "all" if count == total else "some"
+        return self(f"{family}_{case}").format(count=self.number(count, "d"), total=self.number(total, "d"))
 
     def span(self, low, high):
         """Two ends of a span of values already formatted, per case: the value once where they agree."""
