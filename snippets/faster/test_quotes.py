@@ -36,8 +36,8 @@ def test_a_width_past_the_table_is_below_the_one_entry_measured_beside_it(monkey
     assert q["ln_between_below_sentence"] == ("Forward+backward falls below each launch-table entry measured beside "
                                               "the width, by ranges at least 3% apart, at N = 4097 and 16385.")
     zh = quotes(synthetic_measurements(), Words("zh"))
-    assert zh["ln_between_below_sentence"] == ("有 2 个宽度的前向+反向比与它相邻、本次实测过的每个启动配置表条目都慢"
-                                               "（范围与它们都相隔至少 3%）：4097 和 16385。")
+    assert zh["ln_between_below_sentence"] == ("在 2 个宽度上，前向+反向比启动配置表中本次实测过的每个相邻条目都慢"
+                                               "（范围都相隔至少 3%）：4097 和 16385。")
 
 
 def test_quotes_are_strings_the_pages_can_quote(tmp_path):
@@ -180,4 +180,4 @@ def test_a_provider_package_forward_over_the_sweep_is_one_sentence_present_or_no
     report.write(m, tmp_path)
     zh = json.loads(read_text(tmp_path / "quotes.zh.json"))
     assert zh["rms_liger_sweep_fwd"] == "本次运行没有安装 Liger-Kernel，所以表中没有它。"
-    assert zh["ln_quack_sweep_fwd"].startswith("QuACK 的前向在本次扫描中达到拷贝带宽的 ")
+    assert zh["ln_quack_sweep_fwd"].startswith("QuACK 的前向在本次扫描中从拷贝带宽的 ")

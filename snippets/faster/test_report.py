@@ -79,7 +79,7 @@ def test_targets_table_reads_each_target_from_the_stated_range(tmp_path):
     # the marks keep the previous build's within a rebuild's move (claims.EDGE["gpu"]): the legend says so
     assert "Where moving the figure by ±2%, as much as a rebuild moves it, would change a mark" in table
     assert "若数值只要变动 ±2%" in read_text(tmp_path / "layernorm-targets.zh.md")
-    assert "(±2% số đo)" in read_text(tmp_path / "layernorm-targets.vi.md")
+    assert "(số đo xê dịch ±2%)" in read_text(tmp_path / "layernorm-targets.vi.md")
     zh = read_text(tmp_path / "rmsnorm-targets.zh.md")
     assert "| 32768×4096 | `rms_norm` | 不支持 | — | — | — |" in zh  # the teaching kernel refuses bf16
     assert "| 32768×4096 | `rms_norm_fast` | 141（137–146） | 95（92–98） ✓ | 420（400–440） | 80（77–83） ✗ |" in zh
@@ -219,7 +219,7 @@ def test_host_table_reads_each_target_from_the_paired_ratio(tmp_path):
     # the legend: a mark within a rebuild's move of each cost (claims.EDGE["host"]) keeps the previous build's
     assert "Where moving each cost by ±10%, as much as a rebuild moves it, would change a mark" in table
     assert "若两项开销各自只要变动 ±10%" in read_text(tmp_path / "rmsnorm-host.zh.md")
-    assert "(mỗi chi phí ±10%)" in read_text(tmp_path / "rmsnorm-host.vi.md")
+    assert "(mỗi chi phí xê dịch ±10%)" in read_text(tmp_path / "rmsnorm-host.vi.md")
     q = json.loads(read_text(tmp_path / "quotes.json"))
     # forward 1.1x (within) and 3x (missed); forward+backward 1.5x (within) at both
     assert q["rms_host_tallies"] == ("Of the 2 shapes, the forward target is inside the range at 1 and missed at 1, "

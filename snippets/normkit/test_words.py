@@ -157,7 +157,7 @@ def test_a_pair_says_one_verdict_once_and_two_each_at_its_place():
     assert Words("en").pair("best_other", same) == ("The forward alone is on par at both shapes: 97% against "
                                                     "Liger's 99% at 32768×4096 and 96% against QuACK's 97% at 32768×8192.")
     zh = [dict(item, verdict="持平") for item in same]
-    assert Words("zh").pair("best_other", zh) == ("单看前向，和其余实现里最快的那一个相比，两个形状上都持平："
+    assert Words("zh").pair("best_other", zh) == ("单看前向，和其余实现里最快的那一个相比，在两个形状上都持平："
                                                   "32768×4096 下 97% 对 Liger 的 99%，32768×8192 下 96% 对 QuACK 的 97%。")
     assert Words("en").pair("best_other", same[:1]) == ("The forward alone is on par at 32768×4096 "
                                                         "(97% against Liger's 99%).")  # one place: never "both"

@@ -291,7 +291,7 @@ def test_the_accuracy_result_counts_failing_cases_and_says_each_case_in_words():
     every = _with_failures([("dx", m, n, dtype, seed) for m in range(3) for n in range(6)
                             for dtype in ("float32", "float16") for seed in (0, 1)])
     assert report.quotes(every)["acc_result"] == "all 72 accuracy cases out of tolerance"
-    assert report.quotes(every, Words("zh"))["acc_outside"] == "每个量的 72 个用例全部运行过，每个用例都有元素超出容差"
+    assert report.quotes(every, Words("zh"))["acc_outside"] == "每个量都运行了全部 72 个用例，每个用例都有元素超出容差"
 
 
 def test_write_is_deterministic(tmp_path):
