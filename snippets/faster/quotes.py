@@ -76,11 +76,14 @@ def _counts(figs_and_targets):
 
 
 def widths_sentence(label, widths, t):
-    """Widths as the catalogue's sentence LABEL_some, or LABEL_none when there are none (which
-    says "none" once, not "at 0 widths: none"); {margin} is the GPU verdicts' margin."""
+    """Widths as the catalogue's sentence, per case: LABEL_none where there are none (which says
+    "none" once, not "at 0 widths: none"), LABEL_one with its {width} where there is one (not "at
+    1 widths"), else LABEL_some with their {count} and {widths}; {margin} is the GPU verdicts' margin."""
     margin = _margin_text(t)
     if not widths:
         return t(f"{label}_none").format(margin=margin)
+    if len(widths) == 1:
+        return t(f"{label}_one").format(width=widths[0], margin=margin)
     return t(f"{label}_some").format(count=len(widths), widths=t.join(map(str, widths)), margin=margin)
 
 
@@ -141,7 +144,7 @@ def _host_quotes(res, op, p, t, q):
                 verdicts.append(claims.under(f, e, res["host_targets"][key]))
         if verdicts:
             counts.append({v: verdicts.count(v) for v in ("met", "within", "missed")})
-            q[f"{p}_host_{k}_ratio_span"] = t.span(t.times(min(ratios), ".1f"), t.times(max(ratios), ".1f"))
+            q[f"{p}_host_{k}_ratio_span"] = t.times_span(min(ratios), max(ratios), ".1f")
     if len(counts) == len(MODES):
         q[f"{p}_host_tallies"] = t.both_counted("host", *counts)
     for trace in (r for r in res["host_trace"] if r["op"] == op):

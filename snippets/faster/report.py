@@ -252,7 +252,9 @@ def llama_md(res, t):
     steps = {(r["provider"], r["hidden"]): r["gpu_us"] for r in llama["steps"]}
     agree = {(r["provider"], r["hidden"]): r for r in llama["agreement"]}
     c = llama["config"]
-    out = [t("llama_config").format(layers=c["layers"], batch=c["batch"], seq=c["seq"], vocab=c["vocab"]), "",
+    # the layers and the vocabulary are counts (32 000 in Vietnamese); batch × seq is the input's shape, digits
+    counts = {key: t.number(c[key], "d") for key in ("layers", "vocab")}
+    out = [t("llama_config").format(**counts, batch=c["batch"], seq=c["seq"]), "",
            f"| {t('hidden')} | {t('provider')} | {t('step_ms')} | {t('vs_eager')} | {t('loss')} "
            f"| {t('grad_diff')} |", "|--:|---|--:|--:|--:|--:|"]
     for hidden, _ in llama["shapes"]:

@@ -157,7 +157,7 @@ def test_between_table_and_quotes(tmp_path):
     # 4097 (40) lies under 4096 (88) and 4352 (86) by far more than the margin; 4104 (87) does not lie
     # under 4096's range
     assert q["ln_between_below_sentence"] == ("Forward+backward falls below each launch-table entry measured beside "
-                                              "the width, by ranges at least 3% apart, at N = 4097.")
+                                              "the width, by ranges at least 3% apart, at N = 4097 only.")
     # QuACK is faster forward+backward at 4104 (95 against 87), but their ranges (from 92.15, up to 89.61)
     # are apart by 2.8 %, under the 3 % margin: a rebuild could turn it, so no width is named
     assert q["ln_between_behind_sentence"] == ("No other provider is faster forward+backward at any of these "
@@ -256,6 +256,16 @@ def test_host_steps_and_llama_tables(tmp_path):
     q = json.loads(read_text(tmp_path / "quotes.json"))
     assert q["llama_fast_speedup_h2048"] == "1.20×" and q["llama_fast_verdict_h2048"] == "faster"
     assert "llama_liger_speedup_h2048" not in q and "llama_fast_vs_liger" not in q
+
+
+def test_the_llama_vocabulary_is_a_count_and_its_batch_a_shape(tmp_path):
+    # 32000 is a count, grouped as each language groups five digits; batch 2 × 2048 tokens is the
+    # input's shape, plain digits
+    report.write(synthetic_measurements(), tmp_path)
+    configs = [read_text(tmp_path / f"llama{lang}.md").split("\n")[0] for lang in LANGS]
+    assert configs == ["**Llama, random weights, bf16** · 2 layers, batch 2 × 2048 tokens, vocabulary 32,000",
+                       "**Llama，随机权重，bf16** · 2 层，批次 2 × 2048 个 token，词表 32,000",
+                       "**Llama, trọng số ngẫu nhiên, bf16** · 2 lớp, lô 2 × 2048 token, bộ từ vựng 32\u00a0000 token"]
 
 
 def test_designs_side_by_side():

@@ -171,6 +171,13 @@ def test_a_span_of_equal_ends_is_one_value():
     assert Words("vi").span("1,8 lần", "2,2 lần") == "từ 1,8 lần đến 2,2 lần"
 
 
+def test_a_span_of_multiples_says_the_unit_as_the_language_does():
+    # English marks each end; Chinese and Vietnamese say the word once, after the span
+    assert tuple(Words(lang).times_span(1.44, 2.71, ".1f") for lang in LANGUAGES) == (
+        "1.4× to 2.7×", "1.4 到 2.7 倍", "từ 1,4 đến 2,7 lần")
+    assert tuple(Words(lang).times_span(1.96, 2.04, ".1f") for lang in LANGUAGES) == ("2.0×", "2.0 倍", "2,0 lần")
+
+
 @pytest.mark.parametrize("count, expected", [
     (0, ("all 72 accuracy cases within tolerance", "72 个精度用例全部在容差之内",
          "cả 72 trường hợp kiểm tra độ chính xác đều nằm trong dung sai")),
