@@ -4,6 +4,7 @@ The pages and their includes are read by scripts/check.py (make check) and scrip
 tests take them from there.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -27,6 +28,26 @@ CHAPTERS = [name for name in DATA_SETS if name in chapters()]
 # (tests/conftest.py); `make check` and publishing refuse it.
 PLACEHOLDER_DATA_SETS = placeholder_data_sets()
 MEASURED = [name for name in DATA_SETS if name not in PLACEHOLDER_DATA_SETS]
+
+
+def reader_texts(language):
+    """(name, text) of everything a reader of this language reads as prose: the pages, the notebooks'
+    Markdown cells (docs/<lang>/**/*.ipynb) and their sources (jupytext Markdown, notebooks/<lang>/),
+    and the tables rendered under docs/data in this language (an English reader's have no language
+    suffix). Names are paths from the repository's root, a notebook cell's with its index."""
+    for path in sorted((DOCS / language).rglob("*.md")):
+        yield path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")
+    for path in sorted((DOCS / language).rglob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for index, cell in enumerate(cells):
+            if cell["cell_type"] == "markdown":
+                yield f"{path.relative_to(ROOT).as_posix()} (cell {index})", "".join(cell["source"])
+    suffix = ".md" if language == "en" else f".{language}.md"
+    for path in sorted((DOCS / "data").rglob(f"*{suffix}")):
+        if language != "en" or not any(path.name.endswith(f".{other}.md") for other in LANGUAGES):
+            yield path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")
+    for path in sorted((ROOT / "notebooks").glob(f"**/{language}/**/*.md")):
+        yield path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")
 
 
 def built_page(site_dir, language, page):

@@ -5,13 +5,12 @@ shell commands typed into a page are in the page's language (code listings stay 
 """
 
 import importlib.util
-import json
 import re
 
 import pytest
 import yaml
 
-from sitecheck import DOCS, LANGUAGES, ROOT, markdown_pages, untranslated
+from sitecheck import DOCS, LANGUAGES, ROOT, markdown_pages, reader_texts, untranslated
 
 # the same module renders the glossary pages: load it from hooks/, which is no package
 _spec = importlib.util.spec_from_file_location("glossary_hook", ROOT / "hooks" / "glossary.py")
@@ -33,22 +32,9 @@ def readable(text):
 
 
 def sources(language):
-    """(name, text) of everything a reader of this language reads: pages, notebook prose,
-    rendered tables, the navigation titles."""
-    for path in sorted((DOCS / language).rglob("*.md")):
-        yield path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")
-    for path in sorted((DOCS / language).rglob("*.ipynb")):
-        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        for index, cell in enumerate(cells):
-            if cell["cell_type"] == "markdown":
-                yield f"{path.relative_to(ROOT).as_posix()} (cell {index})", "".join(cell["source"])
-    suffix = ".md" if language == "en" else f".{language}.md"
-    for path in sorted((DOCS / "data").rglob(f"*{suffix}")):
-        if language != "en" or not any(path.name.endswith(f".{other}.md") for other in LANGUAGES):
-            yield path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")
-    # notebook sources (jupytext Markdown) where the notebooks are written: notebooks/<lang>/...
-    for path in sorted((ROOT / "notebooks").glob(f"**/{language}/**/*.md")):
-        yield path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")
+    """(name, text) of everything a reader of this language reads (sitecheck.reader_texts: pages,
+    notebook prose, rendered tables) and the navigation titles."""
+    yield from reader_texts(language)
     config = "mkdocs.yml" if language == "en" else f"mkdocs.{language}.yml"
     yield config, (ROOT / config).read_text(encoding="utf-8")
 

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from sitecheck import DOCS, LANGUAGES, ROOT
+from sitecheck import DOCS, LANGUAGES, ROOT, reader_texts
 from test_glossary import glossary, sources
 
 GLOSS = re.compile(r"\s*[(（]\s*([^()（）\n]+?)\s*[)）]")
@@ -55,7 +55,7 @@ def gloss_problems(markdown, language, names):
 
 
 def pages_and_notebooks(language):
-    for name, text in sources(language):
+    for name, text in reader_texts(language):
         if name.endswith(".md") and (name.startswith(f"docs/{language}/") or name.startswith("notebooks/")):
             yield name, text
 

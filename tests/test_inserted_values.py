@@ -105,10 +105,14 @@ VI_STYLE = {
     "a decimal comma written as a list": re.compile(r"\d; \d"),
 }
 ZH_STYLE = {"half-width punctuation beside Chinese": re.compile(r"[\u3400-\u9fff）][,:;](?:\s|$)|[,:;]\s[\u3400-\u9fff（]")}
-# sizes are written as in code, never grouped: a shape (32768×4096), or a width or a list of widths
-SIZE = re.compile(r"\d×\d|^\d+(?:(?:, |、| và | and | 和 )\d+)*$")
-# and a sentence that ends in a list of widths (faster.quotes.widths_sentence) ends in sizes
-WIDTHS_AT_END = re.compile(r"(?:N = |: |：)\d+(?:(?:, |、| và | and | 和 )\d+)*[.。]$")
+# sizes are written as in code, never grouped: a shape (32768×4096), or a width, a range of widths
+# (1024–16384) or a list of them, as any of the languages joins a list (tests/test_measurements.py
+# reads the inserted values with the same rule)
+SIZE_JOIN = r"(?:–|, |; |、| và | and | 和 )"
+SIZE = re.compile(rf"\d×\d|^\d+(?:{SIZE_JOIN}\d+)*$")
+# and in a sentence, the widths after "N = " wherever they stand, or a list of widths that ends it
+# (faster.quotes.widths_sentence)
+WIDTHS = re.compile(rf"N = \d+(?:{SIZE_JOIN}\d+)*|(?:: |：)\d+(?:{SIZE_JOIN}\d+)*[.。]$")
 UNGROUPED = re.compile(r"(?<![\d\u00a0,.])\d{5,}")
 
 
@@ -117,7 +121,7 @@ def style_problems(text, language):
     rules = STYLE | (VI_STYLE if language == "vi" else ZH_STYLE if language == "zh" else {})
     plain = INLINE_CODE.sub(" ", text)
     found = [what for what, rule in rules.items() if rule.search(plain)]
-    if language == "vi" and not SIZE.search(text) and UNGROUPED.search(WIDTHS_AT_END.sub("", plain)):
+    if language == "vi" and not SIZE.search(text) and UNGROUPED.search(WIDTHS.sub("", plain)):
         found.append("five digits or more with no space between thousands")
     return found
 
@@ -184,6 +188,10 @@ def test_the_checks_find_what_they_look_for():
     assert style_problems("32768×4096", "vi") == [] and style_problems("10240 và 12288", "vi") == []
     assert style_problems("Có 2 độ rộng như vậy: 8193 và 16136.", "vi") == []
     assert style_problems("Có 16136 hàng: 8193 và 16136.", "vi") == ["five digits or more with no space between thousands"]
+    # a range or a list of sizes, and widths after "N = " anywhere in a sentence, stay plain digits
+    assert style_problems("1024–16384", "vi") == [] and SIZE.search("16384; 32768") and SIZE.search("1024–16384")
+    assert style_problems("Ở N = 16383 và 16385, lượt ngược chậm hơn.", "vi") == []
+    assert style_problems("Ở N = 4097, có 16136 hàng.", "vi") == ["five digits or more with no space between thousands"]
     assert style_problems("前向, GPU µs", "zh") == ["half-width punctuation beside Chinese"]
     assert style_problems("4250 (4160–4340) GB/s", "zh") == []
 

@@ -14,7 +14,7 @@ import pytest
 from sitecheck import CHAPTERS, DOCS, LANGUAGES, MEASURED, ROOT, built_page, markdown_pages, snippet_includes
 
 import gpu_build  # scripts/, put on the path by sitecheck
-from test_inserted_values import WIDTHS_AT_END
+from test_inserted_values import SIZE, WIDTHS
 from normkit.tables import localized_name
 
 PLACEHOLDER = re.compile(r"\{\{\s*([a-z][a-z0-9_]*)\.([A-Za-z0-9_]+)\s*\}\}")
@@ -193,10 +193,8 @@ def _inserted(language):
         yield from ((page, placeholder, text) for placeholder, text in zip(placeholders, texts))
 
 
-# Sizes are written as in code, never grouped: a shape (32768×4096) or a bare N or M (16384)
-SIZE = re.compile(r"\d×\d|^\d+(?:(?:, |; |、)\d+)*$")  # a shape, a width, or a list of widths
-
-
+# Sizes are written as in code, never grouped: a shape, a width, a range or a list of them (SIZE), and
+# the widths a sentence names (WIDTHS): the rules test_inserted_values reads the rendered quotes with
 def test_inserted_numbers_follow_the_vietnamese_format():
     inserted = list(_inserted("vi"))
     assert any("," in text for _, _, text in inserted), "no decimal comma in any inserted Vietnamese number"
@@ -204,7 +202,7 @@ def test_inserted_numbers_follow_the_vietnamese_format():
         if SIZE.search(text) or not re.search(r"\d", text):
             continue
         assert not re.search(r"\d\.\d", text), f"vi/{page}: {placeholder} -> {text!r} has an English decimal point"
-        assert not re.search(r"(?<![\d,])\d{5}", WIDTHS_AT_END.sub("", text)), \
+        assert not re.search(r"(?<![\d,])\d{5}", WIDTHS.sub("", text)), \
             f"vi/{page}: {placeholder} -> {text!r} has no space between thousands"
 
 

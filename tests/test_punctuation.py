@@ -1,7 +1,8 @@
 """Chinese prose takes full-width punctuation: ，；：！？ after a Chinese word and （） around Chinese
-text, as a Chinese technical writer sets them (issue 40). Read from the page sources, the notebook
-sources and the catalogue's Chinese words (every generated table and sentence), with what is not
-prose left out: code, inline code, math, link targets, quotes ({{ ... }}) and front matter. A tuple
+text, as a Chinese technical writer sets them (issue 40). Read from everything a Chinese reader reads
+(sitecheck.reader_texts: the pages, the notebooks' sources and Markdown cells, the tables rendered
+under docs/data) and from the catalogue's Chinese words (every generated table and sentence, the next
+render's included), with what is not prose left out: code, inline code, math, link targets, quotes ({{ ... }}) and front matter. A tuple
 or a shape in half-width parentheses, "(GROUP_SIZE, N)" or "(N,)", holds no Chinese and stays.
 """
 
@@ -10,7 +11,7 @@ import tomllib
 
 import pytest
 
-from sitecheck import DOCS, ROOT, SNIPPETS
+from sitecheck import SNIPPETS, reader_texts
 
 CJK = r"[\u4e00-\u9fff]"
 NOT_PROSE = [re.compile(pattern, re.DOTALL) for pattern in (
@@ -49,13 +50,20 @@ def test_the_rule_finds_half_width_marks_beside_chinese_only():
     assert not list(mistakes("---\ndescription: 用 Triton\n---\n正文。"))
 
 
-SOURCES = sorted(DOCS.joinpath("zh").rglob("*.md")) + sorted(ROOT.joinpath("notebooks", "zh").glob("*.md"))
+TEXTS = dict(reader_texts("zh"))
 
 
-@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_chinese_pages_take_full_width_punctuation(path):
-    found = list(mistakes(path.read_text(encoding="utf-8")))
-    assert not found, (f"{path.relative_to(ROOT)}: " + "; ".join(f"{what}: …{words}…" for what, words in found)
+def test_the_check_reads_pages_notebooks_and_rendered_tables():
+    assert any(name.startswith("docs/zh/") and name.endswith(".md") for name in TEXTS)
+    assert any(name.startswith("notebooks/zh/") for name in TEXTS)
+    assert any(name.endswith(")") and ".ipynb (cell " in name for name in TEXTS), "no notebook cell"
+    assert any(name.startswith("docs/data/") and name.endswith(".zh.md") for name in TEXTS), "no rendered table"
+
+
+@pytest.mark.parametrize("name", sorted(TEXTS))
+def test_chinese_text_takes_full_width_punctuation(name):
+    found = list(mistakes(TEXTS[name]))
+    assert not found, (f"{name}: " + "; ".join(f"{what}: …{words}…" for what, words in found)
                        + " (write ，；：！？ and （） beside Chinese text)")
 
 

@@ -38,8 +38,9 @@ def _design_quotes(res, op, p, copy, t, q):
 
 def _between_quotes(res, op, p, copy, t, q):
     """Each provider's figures between the entries, each width's row alignment, and two sentences:
-    the widths where the fast path falls below both neighbouring entries (forward+backward, ranges
-    apart), and those where another provider is faster."""
+    the widths where the fast path falls below each entry measured beside it (forward+backward, ranges
+    apart; past the table's widest entry the one below it alone), and those where another provider
+    is faster."""
     at, names = _between(res, op, copy)
     elt = ELEMENT_SIZE[res["dtype"]]
     for n, by in at.items():
@@ -50,14 +51,22 @@ def _between_quotes(res, op, p, copy, t, q):
     fast = {n: by["fast"] for n, by in at.items() if "fast" in by}
     below, behind = [], []
     for n, figs in fast.items():
-        entries = [fast[m]["fwd_bwd"] for m in (n // 256 * 256, n // 256 * 256 + 256) if m != n and m in fast]
-        if n % 256 and entries and all(claims.compare(figs["fwd_bwd"], e, "gpu") == "lower" for e in entries):
+        entries = [fast[m]["fwd_bwd"] for m in entries_beside(n) if m in fast]
+        if entries and all(claims.compare(figs["fwd_bwd"], e, "gpu") == "lower" for e in entries):
             below.append(n)
         if any(claims.compare(other["fwd_bwd"], figs["fwd_bwd"], "gpu") == "higher"
                for name, other in at[n].items() if name != "fast"):
             behind.append(n)
     q[f"{p}_between_below_sentence"] = widths_sentence("between_below", below, t)
     q[f"{p}_between_behind_sentence"] = widths_sentence("sweep_behind", behind, t)
+
+
+def entries_beside(n):
+    """The launch-table entries on either side of a width between them (the multiples of 256 around
+    it), none for an entry itself. The sentence reads those the run measured: past the table's widest
+    entry, the one below it alone (16385: 16384)."""
+    below = n // 256 * 256
+    return (below, below + 256) if n % 256 else ()
 
 
 def _counts(figs_and_targets):
@@ -67,11 +76,14 @@ def _counts(figs_and_targets):
 
 
 def widths_sentence(label, widths, t):
-    """Widths as the catalogue's sentence LABEL_some, or LABEL_none when there are none (which
-    says "none" once, not "at 0 widths: none"); {margin} is the GPU verdicts' margin."""
+    """Widths as the catalogue's sentence, per case: LABEL_none where there are none (which says
+    "none" once, not "at 0 widths: none"), LABEL_one with its {width} where there is one (not "at
+    1 widths"), else LABEL_some with their {count} and {widths}; {margin} is the GPU verdicts' margin."""
     margin = _margin_text(t)
     if not widths:
         return t(f"{label}_none").format(margin=margin)
+    if len(widths) == 1:
+        return t(f"{label}_one").format(width=widths[0], margin=margin)
     return t(f"{label}_some").format(count=len(widths), widths=t.join(map(str, widths)), margin=margin)
 
 
@@ -132,7 +144,7 @@ def _host_quotes(res, op, p, t, q):
                 verdicts.append(claims.under(f, e, res["host_targets"][key]))
         if verdicts:
             counts.append({v: verdicts.count(v) for v in ("met", "within", "missed")})
-            q[f"{p}_host_{k}_ratio_span"] = t.span(t.times(min(ratios), ".1f"), t.times(max(ratios), ".1f"))
+            q[f"{p}_host_{k}_ratio_span"] = t.times_span(min(ratios), max(ratios), ".1f")
     if len(counts) == len(MODES):
         q[f"{p}_host_tallies"] = t.both_counted("host", *counts)
     for trace in (r for r in res["host_trace"] if r["op"] == op):
@@ -182,14 +194,18 @@ def _time_verdict(a, b, t):
 
 
 def walk_chunks_text(res, t):
-    """The chunks LayerNorm's aligned walk takes at the odd 16-bit widths up to the sweep's widest
-    row (normkit.aligned.walk_config), narrowest to widest, in words: a sweep that ends below the
-    walk's narrowest width (a quick run's) has none, and says so."""
-    chunks = [aligned.walk_config(None, n, 2)[1]
-              for n in range(aligned.WALK_MIN_COLS[2] + 1, max(res["sweep_n"]), 2)]
+    """The chunks LayerNorm's aligned walk takes (normkit.aligned.walk_config) at the odd widths this
+    run measured, the widths between the table's entries (the sweep's are even), in words: the
+    narrowest and the widest, one where they agree, and none where no width measured is walked (a
+    quick run's are narrower than WALK_MIN_COLS), said so."""
+    elt = ELEMENT_SIZE[res["dtype"]]
+    walks = [aligned.walk_config(None, n, elt) for n in res["between_n"]]
+    chunks = sorted({walk[1] for walk in walks if walk})
     if not chunks:
         return t("walk_chunks_none")
-    return t("walk_chunks_range").format(low=min(chunks), high=max(chunks))
+    if len(chunks) == 1:
+        return t("walk_chunks_one").format(chunk=chunks[0])
+    return t("walk_chunks_range").format(low=chunks[0], high=chunks[-1])
 
 
 def quotes(measurements, t=ENGLISH):
@@ -228,8 +244,9 @@ def quotes(measurements, t=ENGLISH):
          "classes_elements_per_thread_widest": str(_elements_per_thread(
              aligned.classes_config(None, aligned.CLASS_LANES[2][1] - 1, 2))),
          "classes_warps_max": str(aligned.CLASS_WARPS),
-         "classes_lanes_16": "–".join(t.number(n, "d") for n in aligned.CLASS_LANES[2]),
-         "classes_lanes_32": "–".join(t.number(n, "d") for n in aligned.CLASS_LANES[4])}
+         # sizes a reader passes to code: plain digits in every language (1024–16384)
+         "classes_lanes_16": "–".join(map(str, aligned.CLASS_LANES[2])),
+         "classes_lanes_32": "–".join(map(str, aligned.CLASS_LANES[4]))}
     for key, value in protocol.items():
         q[f"timing_{key}"] = str(value)
 

@@ -106,7 +106,8 @@ def targets_md(res, op, copy, t):
                 cells += [claims.with_range(r[f"{key}_gpu_us"], "gpu", t),
                           f"{claims.with_range(pct, 'gpu', t)} {_status(pct, goal[key], t)}"]
             out.append(f"{head} {' | '.join(cells)} |")
-    out += ["", t("target_marks"), packages_text(res, t), "", claims.protocol_text(res["protocol"], t)]
+    out += ["", t("target_marks").format(edge=claims.edge_text("gpu", t)), packages_text(res, t), "",
+            claims.protocol_text(res["protocol"], t)]
     return "\n".join(out) + "\n"
 
 
@@ -184,7 +185,7 @@ def host_md(res, op, t):
             cells += [f"{_us(f, t, 'host')} · {_us(e, t, 'host')}",
                       f"{claims.paired_text(f, e, t)} {MARKS[verdict]}"]
         out.append(f"| {_shape_text(m, n)} | " + " | ".join(cells) + " |")
-    words = {_short(k): t.times(v, ".1f") for k, v in targets.items()}
+    words = {_short(k): t.times(v, ".1f") for k, v in targets.items()} | {"edge": claims.edge_text("host", t)}
     out += ["", t("host_target_marks").format(**words), "", claims.protocol_text(res["protocol"], t, "host")]
     return "\n".join(out) + "\n"
 
@@ -251,7 +252,9 @@ def llama_md(res, t):
     steps = {(r["provider"], r["hidden"]): r["gpu_us"] for r in llama["steps"]}
     agree = {(r["provider"], r["hidden"]): r for r in llama["agreement"]}
     c = llama["config"]
-    out = [t("llama_config").format(layers=c["layers"], batch=c["batch"], seq=c["seq"], vocab=c["vocab"]), "",
+    # the layers and the vocabulary are counts (32 000 in Vietnamese); batch × seq is the input's shape, digits
+    counts = {key: t.number(c[key], "d") for key in ("layers", "vocab")}
+    out = [t("llama_config").format(**counts, batch=c["batch"], seq=c["seq"]), "",
            f"| {t('hidden')} | {t('provider')} | {t('step_ms')} | {t('vs_eager')} | {t('loss')} "
            f"| {t('grad_diff')} |", "|--:|---|--:|--:|--:|--:|"]
     for hidden, _ in llama["shapes"]:

@@ -44,6 +44,13 @@ def test_widest_rows_interpreter_sized(op, dtype):
     OPS[op][1].check((5, 16384), dtype)  # the widest tuned N, with few rows
 
 
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_rows_past_the_tables(op, dtype):
+    # one column past the widest tuned N: the rules beyond the tables, rows off 16 bytes too
+    OPS[op][1].check((3, OPS[op][0].MAX_N + 1), dtype)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("op, design", [(op, d) for op, (_, tests) in OPS.items() for d in tests.DESIGNS])
 # (60, 257): rows that end inside a chunk, several rows per program (the interpreter grid has 8)
@@ -165,7 +172,9 @@ def test_the_forward_ladder_climbs_to_the_widest_row(op, element_size):
 @pytest.mark.gpu
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("shape", [(4096, 16384), (2, 2048, 4096), (32768, 1024), (1000, 8000)], ids=str)
+# past the tables too: an odd width, one of the faster build's, and twice the widest tuned N
+@pytest.mark.parametrize("shape", [(4096, 16384), (2, 2048, 4096), (32768, 1024), (1000, 8000),
+                                   (512, 16387), (1024, 20480), (256, 32768)], ids=str)
 def test_large_shapes(op, shape, dtype):
     OPS[op][1].check(shape, dtype)
 

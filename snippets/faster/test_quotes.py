@@ -7,20 +7,52 @@ import pytest
 
 from faster import benchmark as speed
 from faster import report
-from faster.quotes import quotes
-from faster.synthetic import COPY, SWEEP_N, fig, read_text, synthetic_measurements, synthetic_run
-from normkit.words import ENGLISH
+from faster.quotes import entries_beside, quotes, widths_sentence
+from faster.synthetic import BETWEEN_PCT, COPY, SWEEP_N, fig, read_text, synthetic_measurements, synthetic_run
+from normkit.words import ENGLISH, Words
 
 # the plots keep Chinese text as SVG text, drawn by the browser: matplotlib's font has no CJK glyphs
 pytestmark = pytest.mark.filterwarnings("ignore:Glyph .* missing from font")
 
 
-def test_the_walks_chunks_are_a_sentence_even_where_the_sweep_has_no_walked_width():
-    # the full sweep's odd 16-bit widths 2049 to 16383 take chunks of 1024 to 4096 lanes (N / 4,
-    # clamped); the quick sweep ends at 1024, below the walk's narrowest width (WALK_MIN_COLS)
+def test_the_walks_chunks_are_a_sentence_even_where_the_run_has_no_walked_width():
+    # the odd widths a run measures are its between widths (the sweep's are even): the full run's 4097,
+    # 8193, 12289, 16383 and 16385 take chunks of 1024 to 4096 lanes (N / 4, clamped); the quick run's
+    # 513 is narrower than the walk's narrowest width (WALK_MIN_COLS); the hand-made set's 4097 alone, 1024
     full, quick = (quotes(synthetic_run(plan)) for plan in (speed.FULL, speed.QUICK_PLAN))
-    assert full["walk_chunks"] == "from 1024 to 4096 lanes at the sweep's odd widths"
-    assert quick["walk_chunks"] == ENGLISH("walk_chunks_none")
+    assert full["walk_chunks"] == "from 1024 to 4096 lanes at the odd widths this run measured"
+    assert quick["walk_chunks"] == ENGLISH("walk_chunks_none") == "this run measured no odd width wide enough to be walked"
+    assert quotes(synthetic_measurements())["walk_chunks"] == "1024 lanes at the odd widths this run measured"
+
+
+@pytest.mark.parametrize("widths, expected", [
+    ([32768], ("Another provider is faster forward+backward, by ranges at least 3% apart, at N = 32768 only.",
+               "只在 32768 这一个宽度上，有其他实现的前向+反向明显快于快速内核（两者范围相隔至少 3%）。",
+               "Chỉ ở N = 32768 mới có bản cài đặt khác chạy lượt xuôi + lượt ngược nhanh hơn, với khoảng đo "
+               "của hai bên cách nhau ít nhất 3%.")),
+    ([16384, 32768], ("Another provider is faster forward+backward, by ranges at least 3% apart, at N = 16384 and 32768.",
+                      "在 2 个宽度上，有其他实现的前向+反向明显快于快速内核（两者范围相隔至少 3%）：16384 和 32768。",
+                      "Có bản cài đặt khác chạy lượt xuôi + lượt ngược nhanh hơn, với khoảng đo của hai bên cách nhau "
+                      "ít nhất 3%, ở 2 độ rộng: N = 16384 và 32768.")),
+])
+def test_one_width_behind_is_named_as_the_one_not_counted(widths, expected):
+    # one width: "only at 32768", never "at 1 width: 32768"; several are counted and listed
+    assert tuple(widths_sentence("sweep_behind", widths, Words(lang)) for lang in ("en", "zh", "vi")) == expected
+
+
+def test_a_width_past_the_table_is_below_the_one_entry_measured_beside_it(monkeypatch):
+    # 16385 lies past the launch table's widest entry: of the multiples of 256 beside it only 16384 is
+    # measured, and 26 % (25.2–26.8) lies under its 95 % by far more than the margin; 16384 is an entry
+    # itself, never named
+    monkeypatch.setitem(BETWEEN_PCT, 16384, {"fast": (98.0, 95.0), "torch": (61.0, 46.0)})
+    monkeypatch.setitem(BETWEEN_PCT, 16385, {"fast": (85.0, 26.0), "torch": (30.0, 32.0)})
+    assert entries_beside(16385) == (16384, 16640) and entries_beside(16384) == ()
+    q = quotes(synthetic_measurements())
+    assert q["ln_between_below_sentence"] == ("Forward+backward falls below each launch-table entry measured beside "
+                                              "the width, by ranges at least 3% apart, at N = 4097 and 16385.")
+    zh = quotes(synthetic_measurements(), Words("zh"))
+    assert zh["ln_between_below_sentence"] == ("在 2 个宽度上，前向+反向比启动配置表中本次实测过的每个相邻条目都慢"
+                                               "（范围都相隔至少 3%）：4097 和 16385。")
 
 
 def test_quotes_are_strings_the_pages_can_quote(tmp_path):
@@ -108,10 +140,10 @@ def test_sweep_quotes_count_targets_from_the_stated_ranges(tmp_path):
     # torch.compile's fwd+bwd at 2048 (95 %: 342.6–363.8 µs) lies under the fast kernel's (86 %: 378.5–401.9 µs)
     # by 4 %, over the 3 % margin
     assert q["ln_sweep_fwdbwd_behind_sentence"] == ("Another provider is faster forward+backward, by ranges "
-                                                   "at least 3% apart, at N = 2048.")
+                                                   "at least 3% apart, at N = 2048 only.")
     assert q["rms_sweep_fwdbwd_behind_sentence"] == ENGLISH("sweep_behind_none").format(margin="3%")
     # the 80 % that misses its 85 % is the fast kernel's fwd+bwd at 1024
-    assert q["ln_sweep_fwdbwd_missed_sentence"] == "The forward+backward target is missed at N = 1024."
+    assert q["ln_sweep_fwdbwd_missed_sentence"] == "The forward+backward target is missed at N = 1024 only."
     assert q["ln_compile_gpu_fwdbwd_pct_n2048"] == "95%"
 
 
@@ -125,9 +157,11 @@ def test_quotes_in_every_language(tmp_path):
     assert zh["ln_fast_fwd_target_32768x4096"] == "达到" and zh["ln_fast_fwd_vs_best_other_32768x8192"] == "更快"
     # "none" said once: a sentence, not "0 个：无"
     assert zh["rms_sweep_fwdbwd_behind_sentence"] == "在这些宽度上，没有哪个其他实现的前向+反向明显快于快速内核（两者范围相隔至少 3%）。"
-    assert zh["ln_sweep_fwdbwd_behind_sentence"] == "在 1 个宽度上，有其他实现的前向+反向比它快，且两者的范围相隔至少 3%：2048。"
-    assert vi["ln_between_below_sentence"] == ("Ở 1 độ rộng, lượt xuôi + lượt ngược chậm hơn cả hai mục lân cận trong "
-                                               "bảng cấu hình khởi chạy, với khoảng đo cách nhau ít nhất 3%: 4097.")
+    assert zh["ln_sweep_fwdbwd_behind_sentence"] == "只在 2048 这一个宽度上，有其他实现的前向+反向明显快于快速内核（两者范围相隔至少 3%）。"
+    assert vi["ln_between_below_sentence"] == ("Chỉ ở N = 4097, lượt xuôi + lượt ngược mới chậm hơn mọi mục lân cận đã đo "
+                                               "trong bảng cấu hình khởi chạy, với khoảng đo cách nhau ít nhất 3%.")
+    # sizes a reader passes to code: the classes' lanes as plain digits in every language
+    assert vi["classes_lanes_16"] == zh["classes_lanes_16"] == en["classes_lanes_16"] == "1024–16384"
     assert vi["ln_fast_small_fwd_gpu_us"] == "4,2" and vi["ln_small_fwd_gpu_vs_torch"] == "1,24 lần (1,16–1,32)"
     assert vi["ln_teaching_gpu_fwdbwd_pct_typical"] == "22,0%" and vi["ln_partial_mb_32768x4096"] == "6,6"
 
@@ -161,4 +195,4 @@ def test_a_provider_package_forward_over_the_sweep_is_one_sentence_present_or_no
     report.write(m, tmp_path)
     zh = json.loads(read_text(tmp_path / "quotes.zh.json"))
     assert zh["rms_liger_sweep_fwd"] == "本次运行没有安装 Liger-Kernel，所以表中没有它。"
-    assert zh["ln_quack_sweep_fwd"].startswith("QuACK 的前向在本次扫描中达到拷贝带宽的 ")
+    assert zh["ln_quack_sweep_fwd"].startswith("QuACK 的前向在本次扫描中从拷贝带宽的 ")

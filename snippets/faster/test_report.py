@@ -76,6 +76,10 @@ def test_targets_table_reads_each_target_from_the_stated_range(tmp_path):
     assert "| 32768×4096 | `layer_norm` | 192 (185–198) | 70 (67–73) ✗ | 1080 (1040–1120) | 31.0 (30.0–32.0) ✗ |" in table
     assert "`Liger`" not in table  # not installed: left out, not shown as refused
     assert "10 warm-up replays, then the median of 20 samples of 10 replays" in table
+    # the marks keep the previous build's within a rebuild's move (claims.EDGE["gpu"]): the legend says so
+    assert "Where moving the figure by ±2%, as much as a rebuild moves it, would change a mark" in table
+    assert "若数值只要变动 ±2%" in read_text(tmp_path / "layernorm-targets.zh.md")
+    assert "(số đo xê dịch ±2%)" in read_text(tmp_path / "layernorm-targets.vi.md")
     zh = read_text(tmp_path / "rmsnorm-targets.zh.md")
     assert "| 32768×4096 | `rms_norm` | 不支持 | — | — | — |" in zh  # the teaching kernel refuses bf16
     assert "| 32768×4096 | `rms_norm_fast` | 141（137–146） | 95（92–98） ✓ | 420（400–440） | 80（77–83） ✗ |" in zh
@@ -152,8 +156,8 @@ def test_between_table_and_quotes(tmp_path):
     assert q["ln_between_align_n4097"] == "2" and q["ln_between_fast_fwdbwd_pct_n4097"] == "40%"
     # 4097 (40) lies under 4096 (88) and 4352 (86) by far more than the margin; 4104 (87) does not lie
     # under 4096's range
-    assert q["ln_between_below_sentence"] == ("Forward+backward falls below both launch-table entries around it, "
-                                              "by ranges at least 3% apart, at N = 4097.")
+    assert q["ln_between_below_sentence"] == ("Forward+backward falls below each launch-table entry measured beside "
+                                              "the width, by ranges at least 3% apart, at N = 4097 only.")
     # QuACK is faster forward+backward at 4104 (95 against 87), but their ranges (from 92.15, up to 89.61)
     # are apart by 2.8 %, under the 3 % margin: a rebuild could turn it, so no width is named
     assert q["ln_between_behind_sentence"] == ("No other provider is faster forward+backward at any of these "
@@ -212,6 +216,10 @@ def test_host_table_reads_each_target_from_the_paired_ratio(tmp_path):
     # at its ±60 % floor)
     assert "| 1×4096 | 20 · 20 | 1.1× (0.8–1.4) ≈ | 150 · 100 | 1.5× (1.2–1.8) ≈ |" in table, table
     assert "| 8×4096 | 60 · 20 | 3.0× (2.4–3.6) ✗ |" in table, table
+    # the legend: a mark within a rebuild's move of each cost (claims.EDGE["host"]) keeps the previous build's
+    assert "Where moving each cost by ±10%, as much as a rebuild moves it, would change a mark" in table
+    assert "若两项开销各自只要变动 ±10%" in read_text(tmp_path / "rmsnorm-host.zh.md")
+    assert "(mỗi chi phí xê dịch ±10%)" in read_text(tmp_path / "rmsnorm-host.vi.md")
     q = json.loads(read_text(tmp_path / "quotes.json"))
     # forward 1.1x (within) and 3x (missed); forward+backward 1.5x (within) at both
     assert q["rms_host_tallies"] == ("Of the 2 shapes, the forward target is inside the range at 1 and missed at 1, "
@@ -250,6 +258,16 @@ def test_host_steps_and_llama_tables(tmp_path):
     assert "llama_liger_speedup_h2048" not in q and "llama_fast_vs_liger" not in q
 
 
+def test_the_llama_vocabulary_is_a_count_and_its_batch_a_shape(tmp_path):
+    # 32000 is a count, grouped as each language groups five digits; batch 2 × 2048 tokens is the
+    # input's shape, plain digits
+    report.write(synthetic_measurements(), tmp_path)
+    configs = [read_text(tmp_path / f"llama{lang}.md").split("\n")[0] for lang in LANGS]
+    assert configs == ["**Llama, random weights, bf16** · 2 layers, batch 2 × 2048 tokens, vocabulary 32,000",
+                       "**Llama，随机权重，bf16** · 2 层，批次 2 × 2048 个 token，词表 32,000",
+                       "**Llama, trọng số ngẫu nhiên, bf16** · 2 lớp, lô 2 × 2048 token, bộ từ vựng 32\u00a0000 token"]
+
+
 def test_designs_side_by_side():
     m = synthetic_measurements()
     md = report.designs_md(m["results"], "layernorm", COPY, ENGLISH)
@@ -268,7 +286,7 @@ def test_targets_say_which_provider_packages_the_run_had(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     assert "Provider packages in this run: Liger-Kernel: not installed · QuACK 0.6.5." in read_text(
         tmp_path / "layernorm-targets.md")
-    assert "本次运行中的第三方实现：Liger-Kernel：未安装 · QuACK 0.6.5。" in read_text(tmp_path / "rmsnorm-targets.zh.md")
+    assert "本次运行所用第三方实现的版本：Liger-Kernel：未安装 · QuACK 0.6.5。" in read_text(tmp_path / "rmsnorm-targets.zh.md")
     # a data set measured before the packages were recorded says nothing about them
     m = synthetic_measurements()
     del m["results"]["packages"]

@@ -177,6 +177,9 @@ def test_fixed_cost_table_and_host_costs(tmp_path):
     # host 96 stated 38.4–153.6: tens, so 96 prints as 100
     assert "| bwd | torch | 6.0 (5.8–6.2) | 2300 | 100 (30–160) |" in table
     assert "the fastest of 200 plain calls" in table and "±60%" in table
+    # the fit's caption, the GPU protocol and the host protocol: three paragraphs
+    assert "(the time grows faster than the bytes).\n\nGPU time per call" in table
+    assert "in the L2 cache.\n\nHost cost per call" in table
     vi = _read(tmp_path / "fixed-cost.vi.md")
     assert "| lượt xuôi | Triton | 5,0 (4,8–5,2) | 3000 | 100 (40–160) |" in vi  # Vietnamese: decimal comma
 
@@ -320,10 +323,14 @@ def test_the_backward_parts_and_the_group_size_sweep(tmp_path):
     # N = 8192: zeroing 2.0 (1.94–2.06), kernel 1 100 (97–103), kernel 2 10.0 (9.7–10.3), both 112
     # (108.64–115.36); the autograd backward is the sweep's 120 (119–121 widened to 116.4–123.6)
     assert "| 8192 | 96 | 2.00 (1.94–2.06) | 100 (97–103) | 10.0 (9.7–10.3) | 112 (108–116) | 120 (116–124) |" in parts
-    assert "zeroing the locks" in parts and "清零锁" in _read(tmp_path / "backward-parts.zh.md")
+    assert "zeroing the locks" in parts and "锁清零" in _read(tmp_path / "backward-parts.zh.md")
+    # a caption and the measuring protocol are paragraphs of their own, in every language
+    assert "without autograd.\n\nGPU time per call" in parts
+    assert "不经过自动微分。\n\n每次调用的 GPU 时间" in _read(tmp_path / "backward-parts.zh.md")
     sweep = _read(tmp_path / "group-sweep.md")
     # group_size_for(8192) = 96 is marked; GROUP_SIZE = M = 4096 is named as one lock per row
     assert "| 96 | 112 (108–116) ◀ |" in sweep and "| 4096 (= M) | 300 (291–309) |" in sweep
+    assert "the one group_size_for picks.\n\nGPU time per call" in sweep
     q = json.loads(_read(tmp_path / "quotes.json"))
     # kernel 2's share: 10 / 112 = 8.9 %, stated from the two ranges 9.7/115.36 … 10.3/108.64 = 8.4–9.5 %
     assert q["bwd_kernel1_us_n8192"] == "100 µs" and q["bwd_kernel2_share_n8192"] == "8.9%"

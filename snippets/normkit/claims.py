@@ -298,11 +298,17 @@ def typical(figs):
     return ordered[(len(ordered) - 1) // 2]
 
 
+def edge_text(kind, t):
+    """EDGE[kind], the move of a figure within which a verdict keeps the previous build's, as a page
+    writes it: "2%"."""
+    return t.percent(100 * EDGE[kind], "g")
+
+
 def floor_quotes(t):
     """The reproducibility floors and the edges as a page quotes them: {"floor_gpu": "3%", "floor_host":
     "60%", ..., "edge_gpu": "2%", ...}."""
     return ({f"floor_{kind}": t.percent(100 * share, "g") for kind, share in REPRODUCIBILITY.items()}
-            | {f"edge_{kind}": t.percent(100 * share, "g") for kind, share in EDGE.items()})
+            | {f"edge_{kind}": edge_text(kind, t) for kind in EDGE})
 
 
 def protocol_text(record, t, what="gpu"):

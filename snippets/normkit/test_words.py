@@ -157,7 +157,7 @@ def test_a_pair_says_one_verdict_once_and_two_each_at_its_place():
     assert Words("en").pair("best_other", same) == ("The forward alone is on par at both shapes: 97% against "
                                                     "Liger's 99% at 32768×4096 and 96% against QuACK's 97% at 32768×8192.")
     zh = [dict(item, verdict="持平") for item in same]
-    assert Words("zh").pair("best_other", zh) == ("单看前向，和其余实现里最快的那一个相比，两个形状上都持平："
+    assert Words("zh").pair("best_other", zh) == ("单看前向，和其余实现里最快的那一个相比，在两个形状上都持平："
                                                   "32768×4096 下 97% 对 Liger 的 99%，32768×8192 下 96% 对 QuACK 的 97%。")
     assert Words("en").pair("best_other", same[:1]) == ("The forward alone is on par at 32768×4096 "
                                                         "(97% against Liger's 99%).")  # one place: never "both"
@@ -169,6 +169,33 @@ def test_a_pair_says_one_verdict_once_and_two_each_at_its_place():
 def test_a_span_of_equal_ends_is_one_value():
     assert Words("en").span("2×", "2×") == "2×"
     assert Words("vi").span("1,8 lần", "2,2 lần") == "từ 1,8 lần đến 2,2 lần"
+
+
+def test_a_span_of_multiples_says_the_unit_as_the_language_does():
+    # English marks each end; Chinese and Vietnamese say the word once, after the span
+    assert tuple(Words(lang).times_span(1.44, 2.71, ".1f") for lang in LANGUAGES) == (
+        "1.4× to 2.7×", "1.4 到 2.7 倍", "từ 1,4 đến 2,7 lần")
+    assert tuple(Words(lang).times_span(1.96, 2.04, ".1f") for lang in LANGUAGES) == ("2.0×", "2.0 倍", "2,0 lần")
+
+
+@pytest.mark.parametrize("count, expected", [
+    (0, ("all 72 accuracy cases within tolerance", "72 个精度用例全部在容差之内",
+         "cả 72 trường hợp kiểm tra độ chính xác đều nằm trong dung sai")),
+    (3, ("3 of the 72 accuracy cases out of tolerance", "72 个精度用例中有 3 个超出容差",
+         "3 trong 72 trường hợp kiểm tra độ chính xác nằm ngoài dung sai")),
+    (72, ("all 72 accuracy cases out of tolerance", "72 个精度用例全部超出容差",
+          "cả 72 trường hợp kiểm tra độ chính xác đều nằm ngoài dung sai")),
+])
+def test_a_portion_says_none_some_or_all_never_a_count_of_zero(count, expected):
+    assert tuple(Words(lang).portion("acc_result", count, 72) for lang in LANGUAGES) == expected
+
+
+def test_every_portion_has_its_words_in_every_language():
+    for language in LANGUAGES:
+        for family in ("acc_result", "acc_outside"):
+            assert "{total}" in Words(language)(f"{family}_none") and "{total}" in Words(language)(f"{family}_all")
+            assert {"{count}", "{total}"} <= set(re.findall(r"\{\w+\}", Words(language)(f"{family}_some")))
+            assert "0" not in Words(language).portion(family, 0, 12)
 
 
 def test_two_tallies_that_agree_are_said_once():
@@ -186,10 +213,10 @@ def test_two_tallies_over_one_set_say_its_size_once():
         "Of the 12 shapes, the forward target is inside the range at 7 and missed at 5, "
         "the forward+backward one met at all of them")
     assert Words("zh").both_counted("host", mixed, every) == (
-        "12 个形状中，前向目标：7 个落在范围之内，5 个未达到；前向+反向目标：全部达到")
+        "12 个形状中，前向目标：7 个无法判定，5 个未达到；前向+反向目标：全部达到")
     assert Words("vi").both_counted("host", every, mixed) == (
         "Trong 12 hình dạng, mục tiêu lượt xuôi đạt ở tất cả, còn mục tiêu lượt xuôi + lượt ngược "
-        "nằm trong khoảng đo ở 7 hình dạng và không đạt ở 5 hình dạng")
+        "nằm trong khoảng đo ở 7 và không đạt ở 5")
     # the same counts: said once; sets of different sizes: each with its own
     assert Words("en").both_counted("host", every, every) == (
         "Both targets, forward and forward+backward, are met at all 12 shapes")

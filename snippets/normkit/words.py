@@ -8,10 +8,12 @@
     number(6.789, ".2f", "zh", times=True) -> "6.79 倍"         ("6,79 lần" in Vietnamese)
     Words("vi").percent(97.0, ".0f")       -> "97%"
     Words("zh").join(["1", "8", "64"])     -> "1、8 和 64"
+    Words("vi").times_span(1.4, 2.7, ".1f") -> "từ 1,4 đến 2,7 lần"   ("1.4× to 2.7×" in English)
     Words("en").tally("vs_widths", {"faster": 13, "on_par": 3, "slower": 0})
                                            -> "faster at 13 and on par at 3 of the 16 widths"
     Words("en").tally("vs_widths", {"faster": 0, "on_par": 0, "slower": 16})
                                            -> "slower at all 16 widths"
+    Words("en").portion("acc_result", 0, 72) -> "all 72 accuracy cases within tolerance"
     Words("vi").vector([0.5, -2], ".2f")   -> "[0,50; −2,00]"
     reader()                               -> Words(os.environ["NORMKERNELS_LANGUAGE"]), English when unset
 
@@ -47,6 +49,9 @@ DECIMAL = {"en": ".", "zh": ".", "vi": ","}
 GROUP_FROM_DIGITS = 5
 MINUS = "\u2212"  # −, not the hyphen a Python format writes
 TIMES = {"en": "×", "zh": " 倍", "vi": " lần"}  # Vietnamese says a multiple in words: gấp 6,79 lần
+# a span of multiples: English marks each end (1.4× to 2.7×); Chinese and Vietnamese say the word once,
+# after the span (1.4 到 2.7 倍, từ 1,4 đến 2,7 lần)
+TIMES_ONCE_IN_SPAN = {"en": False, "zh": True, "vi": True}
 PERCENT = {"en": "%", "zh": "%", "vi": "%"}  # 97%: no space in any of the three
 # a parenthesis after a figure: Chinese sets it full-width, with no space ("4190（4100–4280）")
 PARENTHESES = {"en": (" (", ")"), "zh": ("（", "）"), "vi": (" (", ")")}
@@ -101,9 +106,9 @@ class Words:
     """One language's words and numbers, handed to a report's render functions as t.
 
     t("key") is the label; t.number(value, spec), t.times(value, spec) and t.percent(value, spec)
-    format numbers, t.percent_sign follows a number already formatted, t.join(items) writes a
-    list as a sentence says it, t.vector(values, spec) a list of numbers as code prints one, and
-    t.date(stamp) a measurement's date.
+    format numbers, t.times_span(low, high, spec) a span of multiples, t.percent_sign follows a
+    number already formatted, t.join(items) writes a list as a sentence says it, t.vector(values,
+    spec) a list of numbers as code prints one, and t.date(stamp) a measurement's date.
     """
 
     def __init__(self, language):
@@ -194,9 +199,24 @@ class Words:
             total=sum(first.values()), first=self.tally(family, first, with_total=False),
             second=self.tally(family, second, with_total=False))
 
+    def portion(self, family, count, total):
+        """How many of a set something holds, per case: <family>_none where none does ("all 72 accuracy
+        cases within tolerance"), <family>_all where all do, else <family>_some with {count} and {total}
+        ("3 of the 72 accuracy cases out of tolerance") -- never "0 of 72"."""
+        case = "none" if not count else "all" if count == total else "some"
+        return self(f"{family}_{case}").format(count=self.number(count, "d"), total=self.number(total, "d"))
+
     def span(self, low, high):
         """Two ends of a span of values already formatted, per case: the value once where they agree."""
         return low if low == high else self("span_range").format(low=low, high=high)
+
+    def times_span(self, low, high, spec):
+        """A span of multiples, the unit as the language says it: after each end in English ("1.4× to
+        2.7×"), once after the span in Chinese and Vietnamese ("1.4 到 2.7 倍", "từ 1,4 đến 2,7 lần");
+        one multiple where the ends agree."""
+        if TIMES_ONCE_IN_SPAN[self.language]:
+            return self.span(self.number(low, spec), self.number(high, spec)) + TIMES[self.language]
+        return self.span(self.times(low, spec), self.times(high, spec))
 
     def join(self, items):
         """"1, 8, 64 and 512" ("1、8、64 和 512", "1, 8, 64 và 512"); the language's "none" for no items."""

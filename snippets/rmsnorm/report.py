@@ -45,6 +45,12 @@ def accuracy_md(acc, t):
     return "\n".join(rows) + "\n"
 
 
+def failed_cases(acc):
+    """The cases with an element outside tolerance in any quantity: a failure is a (quantity, case)
+    pair, and a case is its shape, dtype and seed."""
+    return {(f["m"], f["n"], f["dtype"], f["seed"]) for f in acc["failures"]}
+
+
 IMPLEMENTATIONS = {"reference": "reference", "torch": "F.rms_norm", "kernel": "kernel"}  # key: column word
 
 
@@ -69,7 +75,8 @@ def _word(impl, t, code=True):
 
 
 def _multiple_header(other, t):
-    """The header of a column of multiples: "kernel / reference", 「内核相对参考实现」, 「内核相对 F.rms_norm」."""
+    """The header of a column of multiples: "kernel vs reference", 「内核相对参考实现」, 「内核相对 F.rms_norm」,
+    "kernel so với F.rms_norm"."""
     space = " " if other[:1].isascii() and t.language == "zh" else ""
     return t("kernel_against").format(other=space + other)
 
@@ -102,7 +109,7 @@ def cost_md(tim, t):
                         f"| {claims.fixed_cost_text(f['fixed_us'], t, with_spread=True)} | {claims.text(f['gb_per_s'], 'gpu', t)} |")
     m = fit["m"]
     rows += ["", f"{t('fit_caption')}{t('colon')}M = {m[0]} … {m[-1]}{t('comma')}N = {fit['n']}{t('comma')}{fit['dtype']}"
-             + t("full_stop") + claims.protocol_text(tim["protocol"], t), "", claims.protocol_text(tim["protocol"], t, "host")]
+             + t("full_stop"), "", claims.protocol_text(tim["protocol"], t), "", claims.protocol_text(tim["protocol"], t, "host")]
     return "\n".join(rows) + "\n"
 
 
@@ -198,8 +205,9 @@ def quotes(measurements, t=ENGLISH):
     q = {"gpu": str(prov["gpu"]), "copy_gb_per_s": claims.copy_text(prov["copy"], t)}
 
     acc = res["accuracy"]
-    q["acc_cases"] = t.number(acc["cases"], "d")
-    q["acc_failed_cases"] = t.number(len(acc["failures"]), "d")
+    failed = len(failed_cases(acc))
+    q["acc_result"] = t.portion("acc_result", failed, acc["cases"])
+    q["acc_outside"] = t.portion("acc_outside", failed, acc["cases"])
     q["acc_worst_ratio"] = t.number(max(s["worst_ratio"] for s in acc["per_quantity_dtype"]), ".2f")
     for s in acc["per_quantity_dtype"]:
         q[f"acc_max_err_{s['quantity']}_{s['dtype']}"] = _sci(s["max_abs_err"], t)

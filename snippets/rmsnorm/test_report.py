@@ -12,6 +12,7 @@ import re
 import pytest
 
 from normkit.testing import key_paths
+from normkit.words import Words
 from rmsnorm import accuracy, benchmark, examples, exercise, report, timing, training
 
 # the plots keep Chinese text as SVG text, drawn by the browser: matplotlib's font has no CJK glyphs
@@ -161,8 +162,8 @@ def test_write_renders_every_file(tmp_path):
 def test_timing_table_states_figures_ranges_and_verdicts(tmp_path):
     report.write(synthetic_measurements(), tmp_path)
     table = _read(tmp_path / "timing.md")
-    assert ("| shape | scope | reference, GPU µs | F.rms_norm, GPU µs | kernel, GPU µs | kernel / reference "
-            "| kernel / F.rms_norm | kernel, % copy |") in table
+    assert ("| shape | scope | reference, GPU µs | F.rms_norm, GPU µs | kernel, GPU µs | kernel vs reference "
+            "| kernel vs F.rms_norm | kernel, % copy |") in table
     # small shape, fwd: reference 31.0 (stated 30.07–31.93), torch 6.2 (6.014–6.386), kernel 6.4
     # (6.208–6.592). reference / kernel = 31/6.4 = 4.84 (stated 4.70–4.99: one decimal), ranges apart;
     # torch / kernel = 0.969 (stated 0.938–1.000), ranges overlap: on par. Not a large shape: no % of copy
@@ -194,7 +195,7 @@ def test_cost_table_states_host_costs_and_fits(tmp_path):
     # host 300 stated 120–480 and 330 stated 132–528: hundreds
     assert "| fwd + bwd | reference | 300 (100–500) | 30 (29–32) | 1200 |" in table
     assert "| fwd + bwd | kernel | 300 (100–600) | 10.5 (10.1–10.9) | 3100 |" in table
-    assert "M = 256 … 4096, N = 4096, float16." in table
+    assert "M = 256 … 4096, N = 4096, float16.\n\nGPU time per call" in table  # the caption, then the protocol
     assert "the fastest of 200 plain calls" in table
     vi = _read(tmp_path / "cost.vi.md")
     assert "| 30 (10–40) | 3,10 (3,00–3,20) | — |" in vi  # Vietnamese: decimal comma
@@ -206,7 +207,10 @@ def test_tables_in_every_language(tmp_path):
     # the words change, the numbers do not; a multiple is claims.text + "×" in every language
     assert ("| 4096×4096 float16 | 前向 | 210（203–217） | 40（38–42） | 33.0（32.0–34.0） | 6.4 倍 · 更快 "
             "| 1.21 倍 · 更快 | 51% |") in zh
+    # a column of speed-ups reads kernel against the other, never as a fraction
+    assert "| 内核相对参考实现 | 内核相对 F.rms_norm |" in zh
     vi = _read(tmp_path / "timing.vi.md")
+    assert "| kernel so với bản tham chiếu | kernel so với F.rms_norm |" in vi
     assert ("| 128×257 float32 | lượt xuôi | 31,0 (30,0–32,0) | 6,2 (6,0–6,4) | 6,4 (6,2–6,6) | 4,8 lần · nhanh hơn "
             "| 0,97 lần · ngang nhau | — |") in vi
     accuracy = _read(tmp_path / "accuracy.md")
@@ -253,6 +257,41 @@ def test_quotes_are_the_tables_numbers(tmp_path):
     assert zh["fwd_torch_fit_gbps"] == "测不出"
     vi = json.loads(_read(tmp_path / "quotes.vi.json"))
     assert vi["fwd_reference_pct_copy_4096x4096_fp16"] == "8,0%" and vi["fwd_torch_fixed_us"] == "3,10 µs"
+
+
+def _with_failures(failures):
+    """The hand-made data set, its accuracy campaign with these (quantity, m, n, dtype, seed) failures."""
+    measurements = synthetic_measurements()
+    measurements["results"]["accuracy"]["failures"] = [
+        {"quantity": q, "m": m, "n": n, "dtype": dtype, "seed": seed, "bad_elements": 1}
+        for q, m, n, dtype, seed in failures]
+    return measurements
+
+
+def test_the_accuracy_result_counts_failing_cases_and_says_each_case_in_words():
+    # none fails: said in words, never "0 of 72"
+    q = report.quotes(synthetic_measurements())
+    assert q["acc_result"] == "all 72 accuracy cases within tolerance"
+    assert q["acc_outside"] == "All 72 cases were run for each quantity, and none of them had an element outside tolerance"
+    zh, vi = (report.quotes(synthetic_measurements(), Words(lang)) for lang in ("zh", "vi"))
+    assert zh["acc_result"] == "72 个精度用例全部在容差之内"
+    assert vi["acc_outside"] == ("Cả 72 trường hợp đều được chạy cho mỗi đại lượng, và không trường hợp nào có "
+                                 "phần tử nằm ngoài dung sai")
+    assert "acc_failed_cases" not in q and "acc_cases" not in q
+    # a failure is a (quantity, case) pair: y and dx failing in one case, dgamma in another, are two cases
+    two = _with_failures([("y", 1, 257, "float16", 0), ("dx", 1, 257, "float16", 0), ("dgamma", 4, 4096, "float32", 1)])
+    assert report.failed_cases(two["results"]["accuracy"]) == {(1, 257, "float16", 0), (4, 4096, "float32", 1)}
+    q = report.quotes(two)
+    assert q["acc_result"] == "2 of the 72 accuracy cases out of tolerance"
+    assert q["acc_outside"] == ("All 72 cases were run for each quantity; 2 of them had an element outside "
+                                "tolerance in at least one quantity")
+    assert report.quotes(two, Words("zh"))["acc_result"] == "72 个精度用例中有 2 个超出容差"
+    assert report.quotes(two, Words("vi"))["acc_result"] == "2 trong 72 trường hợp kiểm tra độ chính xác nằm ngoài dung sai"
+    # every case failing in some quantity: "all", never "72 of the 72"
+    every = _with_failures([("dx", m, n, dtype, seed) for m in range(3) for n in range(6)
+                            for dtype in ("float32", "float16") for seed in (0, 1)])
+    assert report.quotes(every)["acc_result"] == "all 72 accuracy cases out of tolerance"
+    assert report.quotes(every, Words("zh"))["acc_outside"] == "每个量都运行了全部 72 个用例，每个用例都有元素超出容差"
 
 
 def test_write_is_deterministic(tmp_path):
