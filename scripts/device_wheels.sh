@@ -2,13 +2,16 @@
 # Packs what the GPU build needs beyond the device's own torch, triton and transformers: QuACK
 # and Liger-Kernel, the faster chapter's other providers, with QuACK's CuTe DSL. The device
 # reaches no package registry, and one call carries at most 64 MiB with the tree (34 MB), so the
-# wheels travel in three ignored folders, one a call, each under 33 MB:
+# wheels travel in four ignored folders, one a call, each under 33 MB:
 #   .qw/a  part 1 of the CuTe DSL's cu13 libraries (unpacked, xz, split in three)
 #   .qw/b  part 2, cuda-bindings
+#   .qw/d  the notebook stack (nbclient, nbformat, jupytext, ipykernel as requirements.txt pins
+#          them, and what they need): scripts/gpu_build.py checks for it before any step
 #   .qw/c  part 3, the other wheels, build.sh (installs all of it into /tmp/qsite)
 # Device calls, each within the 30 s a warm machine waits (notes/gpu-build.md):
 #   A (carry .qw/a): mkdir -p /tmp/qstash && cp .qw/a/* /tmp/qstash/
 #   B (carry .qw/b): cp .qw/b/* /tmp/qstash/
+#   D (carry .qw/d): cp .qw/d/* /tmp/qstash/
 #   C (carry .qw/c): bash .qw/c/build.sh, then PYTHONPATH=snippets:$(cat /tmp/qsite/PATHS)
 # Usage: bash scripts/device_wheels.sh [cache folder, default /tmp/wh]
 set -euo pipefail
@@ -25,7 +28,10 @@ platform=(--python-version 3.12 --only-binary=:all: --platform manylinux_2_28_x8
 mkdir -p "$cache"
 pip download --quiet --progress-bar off --no-deps -d "$cache" "${platform[@]}" "${wheels[@]}"
 
-rm -rf .qw && mkdir -p .qw/a .qw/b .qw/c
+rm -rf .qw && mkdir -p .qw/a .qw/b .qw/c .qw/d
+grep -E '^(nbclient|nbformat|jupytext|ipykernel)==' requirements.txt | sed 's/ *#.*//' > .qw/notebooks.txt
+pip download --quiet --progress-bar off -d .qw/d "${platform[@]}" -r .qw/notebooks.txt
+rm .qw/notebooks.txt
 unpacked=$(mktemp -d)
 python3 -m zipfile -e "$cache"/nvidia_cutlass_dsl_libs_cu13-4.8.1-*.whl "$unpacked"
 tar cf - -C "$unpacked" . | xz -9e -T2 > .qw/cu13.tar.xz
