@@ -44,7 +44,7 @@ for w in "$cache"/*.whl; do
 done
 cat > .qw/c/build.sh <<'EOF'
 #!/usr/bin/env bash
-# On the device, after calls A and B: everything into /tmp/qsite; its PATHS line is for PYTHONPATH.
+# On the device, after calls A, B and D: everything into /tmp/qsite; its PATHS line is for PYTHONPATH.
 set -euo pipefail
 here=$(dirname "$0")
 site=/tmp/qsite
