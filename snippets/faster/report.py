@@ -70,15 +70,11 @@ def _status(fig, target, t):
 
 
 def _phrase(quantity, unit, t):
-    """A table header's pass and unit: a space between them ("fwd % copy"), none between two Chinese
-    characters (「前向占拷贝带宽 %」, 「前向 GPU µs」), a comma in Vietnamese ("lượt xuôi, µs GPU")."""
+    """A table header's pass and unit: side by side ("fwd % copy", 「前向占拷贝带宽 %」, 「前向 GPU µs」),
+    with a comma in Vietnamese ("lượt xuôi, µs GPU")."""
     if t.language == "vi":
         return quantity + t("comma") + unit
-    return quantity + ("" if _hanzi(quantity[-1:]) and _hanzi(unit[:1]) else " ") + unit
-
-
-def _hanzi(character):
-    return "\u4e00" <= character <= "\u9fff"
+    return t.beside(quantity, unit)
 
 
 def targets_md(res, op, copy, t):

@@ -222,3 +222,11 @@ def test_two_tallies_over_one_set_say_its_size_once():
         "Both targets, forward and forward+backward, are met at all 12 shapes")
     assert Words("en").both_counted("host", every, {"met": 0, "within": 0, "missed": 3}) == (
         "The forward target is met at all 12 shapes, the forward+backward one missed at all 3 shapes")
+
+
+@pytest.mark.parametrize("language, left, right, expected", [
+    ("en", "fwd", "% copy", "fwd % copy"), ("vi", "kernel so với", "F.rms_norm", "kernel so với F.rms_norm"),
+    ("zh", "前向", "占拷贝带宽 %", "前向占拷贝带宽 %"), ("zh", "前向", "GPU µs", "前向 GPU µs"),
+    ("zh", "内核相对", "F.rms_norm", "内核相对 F.rms_norm")])
+def test_phrases_side_by_side_are_spaced_except_between_two_chinese_characters(language, left, right, expected):
+    assert Words(language).beside(left, right) == expected

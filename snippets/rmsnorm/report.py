@@ -77,8 +77,7 @@ def _word(impl, t, code=True):
 def _multiple_header(other, t):
     """The header of a column of multiples: "kernel vs reference", 「内核相对参考实现」, 「内核相对 F.rms_norm」,
     "kernel so với F.rms_norm"."""
-    space = " " if other[:1].isascii() and t.language == "zh" else ""
-    return t("kernel_against").format(other=space + other)
+    return t.beside(t("kernel_against"), other)
 
 
 def timing_md(tim, copy, t):
