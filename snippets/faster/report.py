@@ -102,8 +102,8 @@ def targets_md(res, op, copy, t):
                 cells += [claims.with_range(r[f"{key}_gpu_us"], "gpu", t),
                           f"{claims.with_range(pct, 'gpu', t)} {_status(pct, goal[key], t)}"]
             out.append(f"{head} {' | '.join(cells)} |")
-    out += ["", t("target_marks").format(edge=claims.edge_text("gpu", t)), packages_text(res, t), "",
-            claims.protocol_text(res["protocol"], t)]
+    marks = t("target_marks").format(edge=claims.edge_text("gpu", t))
+    out += claims.under_table(res["protocol"], t, "\n".join(filter(None, (marks, packages_text(res, t)))))
     return "\n".join(out) + "\n"
 
 
@@ -134,7 +134,7 @@ def small_md(res, op, t):
         out.append(f"{head} {claims.with_range(r['fwd_gpu_us'], 'gpu', t)} | "
                    f"{claims.with_range(r['fwd_bwd_gpu_us'], 'gpu', t)} | "
                    f"{claims.with_range(r['fwd_host_us'], 'host', t)} | {claims.with_range(r['fwd_bwd_host_us'], 'host', t)} |")
-    out += ["", claims.protocol_text(res["protocol"], t), "", claims.protocol_text(res["protocol"], t, "host")]
+    out += claims.under_table(res["protocol"], t, timings=("gpu", "host"))
     return "\n".join(out) + "\n"
 
 
@@ -182,7 +182,7 @@ def host_md(res, op, t):
                       f"{claims.paired_text(f, e, t)} {MARKS[verdict]}"]
         out.append(f"| {_shape_text(m, n)} | " + " | ".join(cells) + " |")
     words = {_short(k): t.times(v, ".1f") for k, v in targets.items()} | {"edge": claims.edge_text("host", t)}
-    out += ["", t("host_target_marks").format(**words), "", claims.protocol_text(res["protocol"], t, "host")]
+    out += claims.under_table(res["protocol"], t, t("host_target_marks").format(**words), timings=("host",))
     return "\n".join(out) + "\n"
 
 
@@ -196,7 +196,7 @@ def host_steps_md(res, op, t):
         fig = steps.get(step)
         cell = t("refused") if fig is None or "error" in fig else claims.with_range(fig, "host", t)
         out.append(f"| {t('step_' + step).format(fast=NAMES[op]['fast'], torch=NAMES[op]['torch'])} | {cell} |")
-    out += ["", t("host_steps_note"), "", claims.protocol_text(res["protocol"], t, "host")]
+    out += claims.under_table(res["protocol"], t, t("host_steps_note"), timings=("host",))
     return "\n".join(out) + "\n"
 
 
@@ -217,7 +217,7 @@ def host_trace_md(res, op, t):
         out.append(f"| {name} | {thread} | {host(s['start_us'])} | {host(s['us'])} |")
     out.append(f"| **{t('trace_call')}** | {t('thread_caller')} | | {host(trace['call_us'])} |")
     out.append(f"| {t('trace_outside')} | | | {host(trace['outside_us'])} |")
-    out += ["", t("trace_note").format(calls=trace["calls"]), "", claims.protocol_text(res["protocol"], t, "host")]
+    out += claims.under_table(res["protocol"], t, t("trace_note").format(calls=trace["calls"]), timings=("host",))
     return "\n".join(out) + "\n"
 
 
@@ -234,8 +234,7 @@ def designs_md(res, op, copy, t):
                          else _pct(_design_pct(r, copy, dtype), t))
         label = n if dtype == res["dtype"] else f"{n} · {dtype}"
         out.append(f"| {label} | " + " | ".join(cells) + " |")
-    out += ["", t("designs_note").format(total=_total_text(res["sweep_total"])), "",
-            claims.protocol_text(res["protocol"], t, "gpu")]
+    out += claims.under_table(res["protocol"], t, t("designs_note").format(total=_total_text(res["sweep_total"])))
     return "\n".join(out) + "\n"
 
 
@@ -355,7 +354,7 @@ def sweep_md(res, op, copy, t):
                  if n in at else "—" for n in cols]
         cells.append(f"{claims.text(_lowest(points, 'fwd'), 'gpu', t)} / {claims.text(_lowest(points, 'fwd_bwd'), 'gpu', t)}")
         out.append(f"| `{NAMES[op][name]}` | " + " | ".join(cells) + " |")
-    out += ["", claims.protocol_text(res["protocol"], t)]
+    out += claims.under_table(res["protocol"], t)
     return "\n".join(out) + "\n"
 
 
@@ -367,7 +366,7 @@ def dtypes_md(res, op, copy, t):
         out.append(f"| {_shape_text(r['M'], r['N'])} | {r['dtype']} | `{NAMES[op][r['provider']]}` | "
                    f"{claims.with_range(pct_copy(r, 'fwd', copy), 'gpu', t)} | "
                    f"{claims.with_range(pct_copy(r, 'fwd_bwd', copy), 'gpu', t)} |")
-    out += ["", claims.protocol_text(res["protocol"], t)]
+    out += claims.under_table(res["protocol"], t)
     return "\n".join(out) + "\n"
 
 
@@ -382,7 +381,7 @@ def between_md(res, op, copy, t):
         cells = [f"{claims.text(by[name]['fwd'], 'gpu', t)} / {claims.text(by[name]['fwd_bwd'], 'gpu', t)}"
                  if name in by else "—" for name in names]
         out.append(f"| {n} | {aligned.row_alignment(n, elt)} B | " + " | ".join(cells) + " |")
-    out += ["", t("between_note"), "", claims.protocol_text(res["protocol"], t)]
+    out += claims.under_table(res["protocol"], t, t("between_note"))
     return "\n".join(out) + "\n"
 
 

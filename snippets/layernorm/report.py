@@ -81,8 +81,7 @@ def fixed_cost_markdown(results, t):
             host = results["host"][f"{mode}/{provider}"]
             out.append(f"| {t(short)} | {name} | {claims.fixed_cost_text(fit['fixed_us'], t, with_spread=True)} "
                        f"| {claims.text(fit['gb_per_s'], 'gpu', t)} | {claims.with_range(host, 'host', t)} |")
-    out += ["", t("fit_caption") + t("full_stop"), "", claims.protocol_text(results["protocol"], t),
-            "", claims.protocol_text(results["protocol"], t, "host")]
+    out += claims.under_table(results["protocol"], t, t("fit_caption") + t("full_stop"), timings=("gpu", "host"))
     return "\n".join(out) + "\n"
 
 
@@ -179,7 +178,7 @@ def backward_parts_markdown(results, t):
         whole = rows.get(("backward", "triton", n))
         cells.append(claims.with_range(whole["us"], "gpu", t) if whole else "—")
         out.append(f"| {n} | {parts[('both', n)]['group_size']} | " + " | ".join(cells) + " |")
-    out += ["", t("parts_caption") + t("full_stop"), "", claims.protocol_text(results["protocol"], t)]
+    out += claims.under_table(results["protocol"], t, t("parts_caption") + t("full_stop"))
     return "\n".join(out) + "\n"
 
 
@@ -204,7 +203,7 @@ def group_sweep_markdown(results, t):
             cells.append("—" if r is None else claims.with_range(r["us"], "gpu", t) + mark)
         label = f"{groups}" + t.parenthesized("= M") if groups == results["M"] else str(groups)
         out.append(f"| {label} | " + " | ".join(cells) + " |")
-    out += ["", t("group_sweep_caption") + t("full_stop"), "", claims.protocol_text(results["protocol"], t)]
+    out += claims.under_table(results["protocol"], t, t("group_sweep_caption") + t("full_stop"))
     return "\n".join(out) + "\n"
 
 

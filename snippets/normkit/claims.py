@@ -317,6 +317,13 @@ def protocol_text(record, t, what="gpu"):
     return t(f"protocol_{what}").format(**words)
 
 
+def under_table(record, t, *notes, timings=("gpu",)):
+    """The paragraphs under a table, as lines to join: its notes (sentences, a caption among them),
+    then the protocol sentence of each timing its cells show ("gpu", "host")."""
+    paragraphs = [*notes, *(protocol_text(record, t, what) for what in timings)]
+    return [line for paragraph in paragraphs for line in ("", paragraph)]
+
+
 # --- Verdicts on an edge: what a second build of the same code keeps ----------------------------------
 # A verdict reads figures that every build measures anew, so one whose figures lie within a rebuild's
 # move of its rule's edge can turn between two builds of one commit however the rule is drawn: a margin

@@ -264,6 +264,13 @@ def test_protocol_text_states_the_record_and_the_floor():
         assert all(str(n) in text for n in (2, 3)) and "±3" in text
 
 
+def test_under_a_table_come_its_notes_then_the_protocol_of_each_timing_each_a_paragraph():
+    record = bench.protocol_record(bench.QUICK)
+    lines = claims.under_table(record, EN, "A caption.", timings=("gpu", "host"))
+    assert lines == ["", "A caption.", "", claims.protocol_text(record, EN), "", claims.protocol_text(record, EN, "host")]
+    assert claims.under_table(record, EN) == ["", claims.protocol_text(record, EN)]
+
+
 # --- verdicts on an edge keep the previous build's (claims.remembering) ---------------------------------
 
 def named(f, name):

@@ -91,7 +91,7 @@ def timing_md(tim, copy, t):
             pct = claims.percent_text(_pct_copy(s, scope, "kernel", copy), "gpu", t) if s["large"] else "—"
             rows.append(f"| {_shape(s)} | {t(label)} | " + " | ".join(cells)
                         + f" | {_against(s, scope, 'reference', t)} | {_against(s, scope, 'torch', t)} | {pct} |")
-    rows += ["", claims.protocol_text(tim["protocol"], t)]
+    rows += claims.under_table(tim["protocol"], t)
     return "\n".join(rows) + "\n"
 
 
@@ -107,8 +107,8 @@ def cost_md(tim, t):
             rows.append(f"| {t(label)} | {_word(impl, t)} | {claims.with_range(host['us'][f'{scope}_{impl}'], 'host', t)} "
                         f"| {claims.fixed_cost_text(f['fixed_us'], t, with_spread=True)} | {claims.text(f['gb_per_s'], 'gpu', t)} |")
     m = fit["m"]
-    rows += ["", f"{t('fit_caption')}{t('colon')}M = {m[0]} … {m[-1]}{t('comma')}N = {fit['n']}{t('comma')}{fit['dtype']}"
-             + t("full_stop"), "", claims.protocol_text(tim["protocol"], t), "", claims.protocol_text(tim["protocol"], t, "host")]
+    caption = f"{t('fit_caption')}{t('colon')}M = {m[0]} … {m[-1]}{t('comma')}N = {fit['n']}{t('comma')}{fit['dtype']}"
+    rows += claims.under_table(tim["protocol"], t, caption + t("full_stop"), timings=("gpu", "host"))
     return "\n".join(rows) + "\n"
 
 

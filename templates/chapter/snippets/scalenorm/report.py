@@ -44,8 +44,7 @@ def bandwidth_table(results, copy, t):
         lines.append(f"| {row['N']} | {claims.with_range(row['us'], 'gpu', t)} "
                      f"| {claims.with_range(gb_per_s(row), 'gpu', t)} "
                      f"| {claims.percent_text(pct_copy(row, copy), 'gpu', t)} |")
-    lines += ["", f"M = {results['M']} · {results['dtype']}{t('full_stop')}", "",
-              claims.protocol_text(results["protocol"], t)]
+    lines += claims.under_table(results["protocol"], t, f"M = {results['M']} · {results['dtype']}{t('full_stop')}")
     return "\n".join(lines) + "\n"
 
 
