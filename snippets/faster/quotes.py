@@ -49,9 +49,10 @@ def _between_quotes(res, op, p, copy, t, q):
             for key, _ in MODES:
                 q[f"{p}_between_{name}_{_short(key)}_pct_n{n}"] = _pct(figs[key], t)
     fast = {n: by["fast"] for n, by in at.items() if "fast" in by}
+    step = importlib.import_module(f"{op}.fast").tuned_table(elt)["step"]
     below, behind = [], []
     for n, figs in fast.items():
-        entries = [fast[m]["fwd_bwd"] for m in entries_beside(n) if m in fast]
+        entries = [fast[m]["fwd_bwd"] for m in entries_beside(n, step) if m in fast]
         if entries and all(claims.compare(figs["fwd_bwd"], e, "gpu") == "lower" for e in entries):
             below.append(n)
         if any(claims.compare(other["fwd_bwd"], figs["fwd_bwd"], "gpu") == "higher"
@@ -61,12 +62,12 @@ def _between_quotes(res, op, p, copy, t, q):
     q[f"{p}_between_behind_sentence"] = widths_sentence("sweep_behind", behind, t)
 
 
-def entries_beside(n):
-    """The launch-table entries on either side of a width between them (the multiples of 256 around
-    it), none for an entry itself. The sentence reads those the run measured: past the table's widest
-    entry, the one below it alone (16385: 16384)."""
-    below = n // 256 * 256
-    return (below, below + 256) if n % 256 else ()
+def entries_beside(n, step):
+    """The launch-table entries on either side of a width between them (the multiples of the table's
+    step around it), none for an entry itself. The sentence reads those the run measured: past the
+    table's widest entry, the one below it alone (16385: 16384)."""
+    below = n // step * step
+    return (below, below + step) if n % step else ()
 
 
 def _counts(figs_and_targets):

@@ -46,7 +46,7 @@ def test_a_width_past_the_table_is_below_the_one_entry_measured_beside_it(monkey
     # itself, never named
     monkeypatch.setitem(BETWEEN_PCT, 16384, {"fast": (98.0, 95.0), "torch": (61.0, 46.0)})
     monkeypatch.setitem(BETWEEN_PCT, 16385, {"fast": (85.0, 26.0), "torch": (30.0, 32.0)})
-    assert entries_beside(16385) == (16384, 16640) and entries_beside(16384) == ()
+    assert entries_beside(16385, 256) == (16384, 16640) and entries_beside(16384, 256) == ()
     q = quotes(synthetic_measurements())
     assert q["ln_between_below_sentence"] == ("Forward+backward falls below each launch-table entry measured beside "
                                               "the width, by ranges at least 3% apart, at N = 4097 and 16385.")
