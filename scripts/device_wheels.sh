@@ -39,8 +39,11 @@ split -n 3 -d .qw/cu13.tar.xz .qw/cu13.part
 rm -rf "$unpacked" .qw/cu13.tar.xz
 mv .qw/cu13.part00 .qw/a/ && mv .qw/cu13.part01 .qw/b/ && mv .qw/cu13.part02 .qw/c/
 cp "$cache"/cuda_bindings-13.5.0-*.whl .qw/b/
-for w in "$cache"/*.whl; do
-  case "$w" in *cuda_bindings-*|*libs_cu13-*) ;; *) cp "$w" .qw/c/ ;; esac
+# the pinned versions alone: a cache that holds older ones sends only these
+for pin in "${wheels[@]}"; do
+  name=${pin%%==*}; version=${pin##*==}
+  case "$name" in cuda-bindings|nvidia-cutlass-dsl-libs-cu13) continue ;; esac
+  cp "$cache/${name//-/_}-$version"-*.whl .qw/c/
 done
 cat > .qw/c/build.sh <<'EOF'
 #!/usr/bin/env bash
