@@ -123,8 +123,27 @@ def _sweep_quotes(res, op, p, copy, t, q):
             q[f"{p}_{name}_sweep_fwd"] = t("sweep_fwd_range").format(
                 provider=label, low=_pct(_lowest(points, "fwd"), t),
                 high=_pct(max((f["fwd"] for _, f in points), key=lambda fig: fig["median"]), t))
+            q[f"{p}_{name}_drops_sentence"] = _drops_sentence(points, label, t)
         else:
             q[f"{p}_{name}_sweep_fwd"] = t("provider_not_in_run").format(provider=label)
+            q[f"{p}_{name}_drops_sentence"] = ""
+
+
+def _drops_sentence(points, provider, t):
+    """The widths where a provider's forward drops to less than half its typical figure (the whole
+    stated range under half the sweep's median), per case: none, one, or some with their span."""
+    typical = claims.typical([figs["fwd"] for _, figs in points])
+    drops = [(n, figs["fwd"]) for n, figs in points
+             if claims.stated(figs["fwd"], "gpu")[1] < typical["median"] / 2]
+    words = {"provider": provider, "typical": _pct(typical, t)}
+    if not drops:
+        return t("sweep_drops_none").format(**words)
+    if len(drops) == 1:
+        return t("sweep_drops_one").format(width=drops[0][0], figure=_pct(drops[0][1], t), **words)
+    low = min((fig for _, fig in drops), key=lambda fig: fig["median"])
+    high = max((fig for _, fig in drops), key=lambda fig: fig["median"])
+    return t("sweep_drops_some").format(count=len(drops), widths=t.join(str(n) for n, _ in drops),
+                                        span=t.span(_pct(low, t), _pct(high, t)), **words)
 
 
 def _host_quotes(res, op, p, t, q):

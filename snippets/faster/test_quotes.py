@@ -7,7 +7,7 @@ import pytest
 
 from faster import benchmark as speed
 from faster import report
-from faster.quotes import entries_beside, quotes, widths_sentence
+from faster.quotes import _drops_sentence, entries_beside, quotes, widths_sentence
 from faster.synthetic import BETWEEN_PCT, COPY, SWEEP_N, fig, read_text, synthetic_measurements, synthetic_run
 from normkit.words import ENGLISH, Words
 
@@ -117,8 +117,9 @@ def test_quotes_are_strings_the_pages_can_quote(tmp_path):
     assert q["dw_ref_max"] == "600" and q["dw_lock_group"] == "96"
     assert q["dw_half_ulp"] == "2"  # bf16 near 600: exponent 9, 8 significant bits
     # not installed: no figure of it to quote, only the sentence that says so
-    assert [k for k in q if k.startswith(("ln_liger", "rms_liger", "dw_liger"))] == ["ln_liger_sweep_fwd",
-                                                                                     "rms_liger_sweep_fwd"]
+    assert sorted(k for k in q if k.startswith(("ln_liger", "rms_liger", "dw_liger"))) == [
+        "ln_liger_drops_sentence", "ln_liger_sweep_fwd", "rms_liger_drops_sentence", "rms_liger_sweep_fwd"]
+    assert q["ln_liger_drops_sentence"] == q["rms_liger_drops_sentence"] == ""
     assert q["ln_liger_sweep_fwd"] == "Liger-Kernel was not installed in this run, so the tables leave it out."
 
 
@@ -196,3 +197,21 @@ def test_a_provider_package_forward_over_the_sweep_is_one_sentence_present_or_no
     zh = json.loads(read_text(tmp_path / "quotes.zh.json"))
     assert zh["rms_liger_sweep_fwd"] == "本次运行没有安装 Liger-Kernel，所以表中没有它。"
     assert zh["ln_quack_sweep_fwd"].startswith("QuACK 的前向在本次扫描中从拷贝带宽的 ")
+
+
+def _points(medians):
+    """Sweep points whose forward figures have these medians and a ±1 range."""
+    return [(1024 * (i + 1), {"fwd": {"median": m, "low": m - 1, "high": m + 1}}) for i, m in enumerate(medians)]
+
+
+@pytest.mark.parametrize("medians, expected", [
+    # typical (the median of five) 90: half is 45, and no figure's stated range reaches under it
+    ((90, 91, 88, 92, 89), "QuACK's forward stays above half its typical 90% at every width of the sweep."),
+    # one figure at 7 (range to 8, stated ±3%: at most 8) lies under 45; the typical of five is 89
+    ((90, 7, 88, 92, 89), "QuACK's forward drops to 7% at N = 2048, less than half its typical 89%."),
+    # two: the span from the lower to the higher; a figure whose range reaches 45 (44: up to 45.3) is not a drop
+    ((7, 90, 6, 92, 44, 95, 91), "QuACK's forward drops to 6% to 7% at 2 widths, 1024 and 3072: less than "
+                                 "half its typical 90%."),
+])
+def test_a_providers_deep_drops_are_said_per_case_never_at_zero_widths(medians, expected):
+    assert _drops_sentence(_points(medians), "QuACK", ENGLISH) == expected
