@@ -210,7 +210,7 @@ def _points(medians):
     # one figure at 7 (range to 8, stated ±3%: at most 8) lies under 45; the typical of five is 89
     ((90, 7, 88, 92, 89), "QuACK's forward drops to 7% at N = 2048, less than half its typical 89%."),
     # two: the span from the lower to the higher; a figure whose range reaches 45 (44: up to 45.3) is not a drop
-    ((7, 90, 6, 92, 44, 95, 91), "QuACK's forward drops to 6% to 7% at 2 widths, 1024 and 3072: less than "
+    ((7, 90, 6, 92, 44, 95, 91), "QuACK's forward drops to 6% to 7% at 2 widths, N = 1024 and 3072: less than "
                                  "half its typical 90%."),
 ])
 def test_a_providers_deep_drops_are_said_per_case_never_at_zero_widths(medians, expected):
