@@ -16,7 +16,8 @@ from html import unescape
 
 import pytest
 
-from sitecheck import DOCS, LANGUAGES, MEASURED, built_page, pages
+from sitecheck import DOCS, LANGUAGES, MEASURED, built_page, pages, reader_texts
+from test_punctuation import prose
 from test_wording import visible_text
 
 import gpu_build
@@ -222,6 +223,37 @@ def test_the_built_pages_write_numbers_in_one_style(site_dir, language):
             found += [f"{language}/{page}: {what}: …{text[max(0, m.start() - 40):m.end() + 30]}…"
                       for m in rule.finditer(text)]
     assert not found, "numbers in another style than the authoring guide's (fix the page source):\n" + "\n".join(found)
+
+
+# A size a Vietnamese author types (a width, a row count, a side of a shape) is a multiple of 256, as
+# every width and row count the pages choose is; a number of five digits or more that is not one, and
+# stands neither after "N = " nor in a shape, is a count, which Vietnamese groups: 2 147 483 647.
+TYPED_SIZE_STEP = 256
+IN_A_SHAPE = re.compile(r"\d\s?×\s?\d")
+
+
+def ungrouped_counts(text):
+    """The numbers of five digits or more a Vietnamese text writes without grouping that are not sizes."""
+    clean = prose(text)
+    for match in UNGROUPED.finditer(clean):
+        around = clean[max(0, match.start() - 3):match.end() + 3]
+        if int(match.group()) % TYPED_SIZE_STEP and not IN_A_SHAPE.search(around) \
+                and not clean[:match.start()].endswith("N = "):
+            yield clean[max(0, match.start() - 30):match.end() + 20].replace("\n", " ")
+
+
+def test_the_typed_number_rule_keeps_sizes_as_in_code_and_groups_counts():
+    assert not list(ungrouped_counts("Ở 16384 cột, 32768 phần tử; 262400 × 8192; N = 16385; 10923×12288."))
+    assert len(list(ungrouped_counts("Giá trị lớn nhất là 2147483647, với 16385 cột."))) == 2
+    assert not list(ungrouped_counts("Giá trị lớn nhất là 2\u00a0147\u00a0483\u00a0647, `x[2147483647]`, $N = 12289$."))
+
+
+def test_vietnamese_pages_group_typed_counts_and_keep_sizes_as_in_code():
+    found = [f"{name}: …{where}…" for name, text in reader_texts("vi") if not name.startswith("docs/data/")
+             for where in ungrouped_counts(text)]
+    assert not found, ("five digits or more with no space between thousands, not a size (a multiple of "
+                       f"{TYPED_SIZE_STEP}, after 'N = ' or in a shape): group it with no-break spaces, "
+                       "as the authoring guide says:\n" + "\n".join(found))
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
