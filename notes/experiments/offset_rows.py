@@ -66,11 +66,12 @@ def main():
     parser.add_argument("--budget-s", type=float, default=150)
     parser.add_argument("--check", action="store_true", help="each variant once at a few rows, untimed")
     parser.add_argument("--dtype", choices=DTYPES, default="bfloat16")
+    parser.add_argument("--widths", default=",".join(map(str, WIDTHS)))
     args = parser.parse_args()
     dtype = DTYPES[args.dtype]
     t0, results = time.time(), []
     copy = None if args.check else bench.copy_bandwidth_gb_per_s()["median"]
-    for n in WIDTHS:
+    for n in map(int, args.widths.split(",")):
         if time.time() - t0 > args.budget_s:
             break
         for op, module in OPS.items():

@@ -25,31 +25,30 @@ from normkit.tiles import staged_config
 from rmsnorm import fast as rms
 
 OPS = {"layernorm": ln, "rmsnorm": rms}
-WIDTHS = (16384, 20480, 32768, 16385, 24576)
+WIDTHS = (16384, 20480, 32768, 16385, 24576)  # run 3: --widths 20480,32768,24576,16385,16384
 
 
 def variants(op, pass_, n):
-    """The WIDE configuration of a pass, and variants of its chunk, warps and programs per SM;
-    for the backward also the widest table entry's staged design with more programs a row
-    (each share at most as wide as the widest entry's) and fewer stages."""
+    """The WIDE configuration of a pass; for the backward (run 3) the chunked design with more
+    rows a step (the running sums of dW and dB go through L2 once a step, not once a row),
+    and the widest table entry's staged design in one share (the whole row staged) or two."""
     fast = OPS[op].OP
     base = fast.WIDE[pass_]
     out = {"wide": base}
-    for chunk in (2048, 4096, 8192):
-        if chunk != base[1]:
-            out[f"chunk={chunk}"] = (base[0], chunk, *base[2:])
-    out["warps=8"] = (*base[:3], 8, *base[4:])
-    if pass_ == "backward":
-        out["per_sm=2"] = (*base[:4], 2, *base[5:])
-        entry = fast.table_entry(fast.MAX_N, 2)
-        if entry[0] == "staged":  # ["staged", ROWS, warps, per_sm, SPLIT, STAGES, TILES, EARLY]
-            # two shares a row, each wider than the widest entry's: the staged kernels read one
-            # other share for the row sums, so SPLIT stays 2 (run 2's s3-s5 left shares out)
+    if pass_ == "forward":
+        return out
+    for rows in (2, 4):
+        for chunk in (1024, 2048, 4096):
             for warps in (8, 16):
-                for stages in sorted({entry[5], 2}):
-                    for tiles in (1, 2):
-                        out[f"staged s2 w{warps} st{stages} t{tiles}"] = staged_config(
-                            n, entry[1], warps, entry[3], 2, stages, tiles, entry[7])
+                out[f"rows={rows} chunk={chunk} w{warps}"] = ("chunked", chunk, rows, warps, 1)
+    entry = fast.table_entry(fast.MAX_N, 2)
+    if entry[0] == "staged":  # ["staged", ROWS, warps, per_sm, SPLIT, STAGES, TILES, EARLY]
+        # the staged kernels read one other share for the row sums, so SPLIT is 1 or 2
+        # (run 2's three to five shares left shares out)
+        for split, stages in ((1, 1), (1, 2), (2, 2), (2, 3)):
+            for warps in (8, 16):
+                out[f"staged s{split} w{warps} st{stages} t2"] = staged_config(
+                    n, entry[1], warps, entry[3], split, stages, 2, entry[7])
     return out
 
 

@@ -253,12 +253,13 @@ def quotes(measurements, t=ENGLISH):
          "window_min_mib": t.number(aligned.WINDOW_MIN_BYTES / 2**20, ".0f"),
          "window_min_cols": str(aligned.WINDOW_MIN_COLS),
          "walk_min_cols_16": str(aligned.WALK_MIN_COLS[2]),
-         "walk_min_cols_32": str(aligned.WALK_MIN_COLS[4]),
          "walk_chunks": walk_chunks_text(res, t),
          "window_warps": str(aligned.WINDOW_WARPS),
          "offset_chunk": t.number(aligned.OFFSET_CHUNK, "d"),
          "offset_warps": str(aligned.OFFSET_WARPS),
          "offset_row_max_lanes": t.number(aligned.OFFSET_ROW_MAX_LANES, "d"),
+         "offset_fp32_chunk": t.number(aligned.OFFSET_FP32[1], "d"),
+         "offset_fp32_warps": str(aligned.OFFSET_FP32[3]),
          "classes_elements_per_thread": str(_elements_per_thread(aligned.classes_config(None, 4097, 2))),
          # the widest 16-bit window, where the warps stop at CLASS_WARPS
          "classes_elements_per_thread_widest": str(_elements_per_thread(
@@ -388,6 +389,7 @@ def quotes(measurements, t=ENGLISH):
         q["dw_lock_vs_fast"] = _ratio(lock["max_abs"] / dw["fast"]["max_abs"], t)
     for op, p in OPS.items():
         q |= launch_limits(op, p) | table_steps(op, p) | staged_shared_quotes(res, op, p)
+        q[f"{p}_wide_staged_cols"] = wide_staged_text(op, t)
     q |= claims.floor_quotes(t)
     return q
 
@@ -406,6 +408,16 @@ def launch_limits(op, p):
     found = {"prefetch_max_n": max(prefetch, default=None), "split_from_n": min(split, default=None),
              "one_program_max_n": max(one, default=None)}
     return {f"{p}_bwd_{key}": str(n) for key, n in found.items() if n is not None}
+
+
+def wide_staged_text(op, t):
+    """How far past the tuned range the backward keeps the staged design (the first rung of the
+    op's WIDE backward ladders), in words: one width where 16 bits and fp32 agree."""
+    ladders = importlib.import_module(f"{op}.fast").OP.WIDE["backward"]
+    n16, n32 = (ladders[size][0][0] for size in (2, 4))
+    if n16 == n32:
+        return t("wide_staged_same").format(n=n16)
+    return t("wide_staged_apart").format(n16=n16, n32=n32)
 
 
 def table_steps(op, p):

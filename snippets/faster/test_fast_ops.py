@@ -46,9 +46,27 @@ def test_widest_rows_interpreter_sized(op, dtype):
 
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_rows_past_the_tables(op, dtype):
-    # one column past the widest tuned N: the rules beyond the tables, rows off 16 bytes too
-    OPS[op][1].check((3, OPS[op][0].MAX_N + 1), dtype)
+@pytest.mark.parametrize("past", [1, 256, 8192])
+def test_rows_past_the_tables(op, dtype, past):
+    # past the widest tuned N: rows off 16 bytes (the chunked rung), the staged design's two
+    # shares (MAX_N + 256) and, past its rung, the chunked design (MAX_N + 8192)
+    OPS[op][1].check((3, OPS[op][0].MAX_N + past), dtype)
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("element_size", [2, 4])
+def test_the_wide_backward_ladder(op, element_size):
+    fast = OPS[op][0].OP
+    ladder = fast.WIDE["backward"][element_size]
+    (staged_max, staged), (_, chunked) = ladder
+    assert staged[0] == "staged" and staged[4] == 2 and chunked[0] == "chunked"
+    n = fast.MAX_N + 256
+    assert fast.backward_config(n, element_size)[0] == "staged"
+    assert fast.backward_config(staged_max, element_size)[0] == "staged"
+    assert fast.backward_config(staged_max + 256, element_size) == chunked
+    # rows off 16 bytes: the staged copies would move an element at a time
+    assert fast.backward_config(fast.MAX_N + 1, element_size) == chunked
+    assert fast.backward_config(fast.MAX_N + 258, element_size) == chunked
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)

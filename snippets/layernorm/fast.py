@@ -40,6 +40,8 @@ For torch.compile the two steps are PyTorch operators
 formula): no graph breaks. LayerNormFast is torch.nn.LayerNorm with this forward.
 """
 
+import math
+
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
 from normkit import aligned, dropin
 from normkit.aligned import body_of, edges_of, row_window
@@ -335,9 +337,17 @@ class LayerNormKernels(FastNorm):
     TUNED = tables_beside(__file__)
     MAX_N = MAX_N
     # past MAX_N (notes/data/wide-rows-1-h100.json, bf16, H100): 8192-element chunks
-    # forward, 94 and 89 % of copy at 20480 and 32768 against 88 and 74 with 4096
-    WIDE = {"forward": ("chunked", 8192, 1, 16, 0), "backward": ("chunked", 4096, 1,
-                                                                 16, 1)}
+    # forward, 94 and 89 % of copy at 20480 and 32768 against 88 and 74 with 4096. The
+    # backward by width (wide-rows-3-h100.json, -3-fp32-h100.json; rows on 16 bytes, % of
+    # copy for the backward alone): the staged design in two shares to 20480 (bf16 55, fp32
+    # 67, against 30 and 38 with the chunked design of one row a step); then four rows a
+    # step, whose running dW and dB go through L2 once a step, not once a row (bf16 39 and
+    # 38 at 24576 and 32768 against 24 and 21; fp32 49 at 32768 against 32)
+    WIDE = {"forward": ("chunked", 8192, 1, 16, 0),
+            "backward": {2: ((20480, ("staged", 1, 8, 1, 2, 3, 2, False)),
+                             (math.inf, ("chunked", 4096, 4, 8, 1))),
+                         4: ((20480, ("staged", 1, 8, 1, 2, 2, 2, False)),
+                             (math.inf, ("chunked", 4096, 4, 8, 1)))}}
     BACKWARD = {"row": bwd_row, "classes": bwd_classes, "staged": bwd_staged,
                 "chunked": bwd_chunked}
 
@@ -346,7 +356,8 @@ class LayerNormKernels(FastNorm):
         windows in chunks (normkit.aligned.walk_config); other rows off 16 bytes in
         short chunks, the tail in a tile of its own (normkit.aligned.offset_config)."""
         walk = aligned.walk_config(config, n_cols, element_size)
-        offset = ("chunked", aligned.OFFSET_CHUNK, 1, aligned.OFFSET_WARPS, 1)
+        offset = {2: ("chunked", aligned.OFFSET_CHUNK, 1, aligned.OFFSET_WARPS, 1),
+                  4: aligned.OFFSET_FP32}
         return aligned.offset_config(walk, n_cols, element_size, offset)
 
     def forward_design(self, config, n_cols, element_size, stride):

@@ -103,13 +103,18 @@ def test_rows_off_16_bytes(shape, dtype):
 
 @pytest.mark.parametrize("n, element_size, windowed", [
     (2049, 2, True), (16129, 2, True), (2047, 2, False), (4098, 2, False), (4104, 2, False),
-    (8193, 4, True), (16129, 4, True), (4097, 4, False), (8194, 4, False)])
+    (8193, 4, False), (16129, 4, False), (4097, 4, False), (8194, 4, False)])
 def test_which_rows_the_forward_reads_from_aligned_windows(n, element_size, windowed):
-    # normkit.aligned.walk_config: odd N above WALK_MIN_COLS of the element size
+    # normkit.aligned.walk_config: odd N above WALK_MIN_COLS, in 16 bits only
     assert (fast.forward_config(n, element_size)[0] == "aligned") == windowed
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("n", [4097, 4098, 8193, 12290, 16129, 20482])
+def test_fp32_rows_off_16_bytes_take_their_chunks(n):
+    assert fast.forward_config(n, 4) == aligned.OFFSET_FP32
+
+
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d.itemsize == 2], ids=str)
 def test_rows_read_from_aligned_windows_by_default(dtype, monkeypatch):
     monkeypatch.setattr(aligned, "WINDOW_MIN_BYTES", 0)  # the test's input is small
     monkeypatch.setattr(fast.OP, "forward_plans", {})  # none made with the default

@@ -78,11 +78,11 @@ def window_config(config, n_cols, element_size, max_lanes):
     return "aligned", lanes, rows, WINDOW_WARPS, config
 
 
-# Measured (notes/data/cliff-7-*.json against cliff-5, LayerNorm at odd N), per element size: in
-# 16 bits the walk was ahead of the table's designs at every width tried above 2048 columns (by 8
-# to 56 points) and behind at 769 and 1025 (14 to 26); in fp32, whose rows start on 4 bytes,
-# ahead above 8193 (8 to 27 points), level at 8193 and behind at 4 of the 6 widths below
-WALK_MIN_COLS = {2: 2048, 4: 8192}
+# Measured (notes/data/cliff-7-*.json against cliff-5, LayerNorm at odd N): in 16 bits the walk
+# was ahead of the table's designs at every width tried above 2048 columns (by 8 to 56 points)
+# and behind at 769 and 1025 (14 to 26). In fp32 it was ahead of them above 8193, but the
+# offset rule's chunks (OFFSET_FP32) are ahead of the walk: fp32 rows are not walked
+WALK_MIN_COLS = {2: 2048}
 
 
 def walk_config(config, n_cols, element_size):
@@ -114,17 +114,23 @@ def walk_lanes(n_cols, chunk):
 # 14 (RMSNorm 16383 and 16385: 6 and 10). Narrower row rungs were ahead (LayerNorm 4098: 90
 # against 79)
 OFFSET_CHUNK, OFFSET_WARPS, OFFSET_ROW_MAX_LANES = 2048, 16, 8192
+# Measured in fp32 (notes/data/offset-rows-fp32-{1,2,3}-h100.json, three runs, H100), LayerNorm
+# at rows on 4 and 8 bytes: 8192-element chunks with 8 warps and the tail tile came ahead of the
+# ladder's rungs and the walk at 4097, 4098, 8193, 8194, 12289 and 16383 (4097: 87 to 92 % of
+# copy against 59 to 61; 12289: 89 against 76), and within 2 points at 12290 (91 against 92).
+# RMSNorm's fp32 configurations were at 88 or more at those widths but 16383: they stay
+OFFSET_FP32 = ("chunked", 8192, 1, 8, 1)
 
 
 def offset_config(config, n_cols, element_size, chunked):
-    """The forward's configuration for 16-bit rows that start off 16 bytes: `chunked` (the
-    op's chunked design with OFFSET_CHUNK and OFFSET_WARPS) in place of a chunked
-    configuration or a row one wider than OFFSET_ROW_MAX_LANES, else the configuration as it
-    is. fp32 rows keep the ladder's: not measured there yet."""
-    if element_size != 2 or row_alignment(n_cols, element_size) == VECTOR_BYTES:
+    """The forward's configuration for rows that start off 16 bytes: chunked[element_size]
+    (the op's chunked design: OFFSET_CHUNK and OFFSET_WARPS in 16 bits) in place of a
+    chunked configuration or a row one wider than OFFSET_ROW_MAX_LANES, else the
+    configuration as it is (always for an element size `chunked` does not name)."""
+    if element_size not in chunked or row_alignment(n_cols, element_size) == VECTOR_BYTES:
         return config
     if config[0] == "chunked" or (config[0] == "row" and config[1] > OFFSET_ROW_MAX_LANES):
-        return chunked
+        return chunked[element_size]
     return config
 
 

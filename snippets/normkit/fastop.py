@@ -184,8 +184,10 @@ class FastNorm:
     (a rung's entry as a table's: ["row", ROWS, num_warps] or ["chunked", CHUNK, ROWS,
     num_warps, ...]; 16-bit's for any size without one); TUNED: {element size: the
     backward's launch table path} (tables_beside); MAX_N: the ladders' and tables' widest
-    row; WIDE: the configurations past MAX_N, walked in chunks (the chunked kernels take
-    any N, their tiles do not grow with it); BACKWARD: {design: its DirectLauncher};
+    row; WIDE: past MAX_N, the forward's configuration (the chunked design: its tiles do
+    not grow with N) and the backward's ladders by element size (the staged design's two
+    shares while they measure ahead, then the chunked design); BACKWARD: {design: its
+    DirectLauncher};
     forward_rule(config, N, element size): the configuration for rows off 16 bytes;
     forward_design(config, N, element size, stride): (launcher, constants) of a forward.
     """
@@ -254,8 +256,18 @@ class FastNorm:
             return aligned.classes_config(backward_entry_config(entry, n_cols), n_cols,
                                           element_size)
         if n_cols > self.MAX_N:
-            return self.WIDE["backward"]
+            return self.wide_backward(n_cols, element_size)
         return default_backward(n_cols, element_size)
+
+    def wide_backward(self, n_cols, element_size):
+        """Past MAX_N: the entry of WIDE's backward ladder; rows off 16 bytes, which the
+        staged design's copies would move an element at a time (notes/data/wide-rows-3:
+        1 to 4 % of copy at 16385), take the ladder's last rung, the chunked design."""
+        ladder = self.WIDE["backward"].get(element_size, self.WIDE["backward"][2])
+        entry = ladder_entry(ladder, n_cols)
+        if aligned.row_alignment(n_cols, element_size) != aligned.VECTOR_BYTES:
+            entry = ladder[-1][1]
+        return backward_entry_config(entry, n_cols)
     # --8<-- [end:op_configs]
 
     # --8<-- [start:forward_launch]

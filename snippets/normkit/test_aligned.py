@@ -42,7 +42,7 @@ def test_walk_config_takes_about_four_steps():
     assert aligned.walk_config(row, 2049, 2) == ("aligned", 1024, 1, 4, row)  # at least 1024 lanes
     assert aligned.walk_config(row, 2047, 2) == row  # WALK_MIN_COLS in 16 bits
     assert aligned.walk_config(row, 4097, 4) == row  # and in fp32
-    assert aligned.walk_config(chunked, 8193, 4) == ("aligned", 2048, 1, 8, chunked)  # fp32: one element too
+    assert aligned.walk_config(chunked, 8193, 4) == chunked  # fp32 rows are not walked (OFFSET_FP32)
     assert aligned.walk_config(chunked, 10241, 2) == ("aligned", 2048, 1, 8, chunked)  # 2560 -> 2048
     assert aligned.walk_config(chunked, 12289, 2) == ("aligned", 4096, 1, 8, chunked)  # 3072 -> 4096
     assert aligned.walk_config(chunked, 16383, 2) == ("aligned", 4096, 1, 8, chunked)
@@ -50,17 +50,23 @@ def test_walk_config_takes_about_four_steps():
 
 
 def test_offset_config_walks_rows_off_16_bytes_in_short_chunks():
-    offset = ("chunked", aligned.OFFSET_CHUNK, 1, aligned.OFFSET_WARPS)
+    offset16 = ("chunked", aligned.OFFSET_CHUNK, 1, aligned.OFFSET_WARPS)
+    offset = {2: offset16}
     chunked, wide_row, row = ("chunked", 4096, 1, 16), ("row", 16384, 1, 8), ("row", 8192, 2, 8)
     assert aligned.offset_config(chunked, 8192, 2, offset) == chunked  # rows on 16 bytes: as it is
     assert aligned.offset_config(chunked, 8200, 2, offset) == chunked
     for n in (8194, 8196, 8193):  # rows on 4, 8 and 2 bytes
-        assert aligned.offset_config(chunked, n, 2, offset) == offset
-    assert aligned.offset_config(wide_row, 12290, 2, offset) == offset  # above OFFSET_ROW_MAX_LANES
+        assert aligned.offset_config(chunked, n, 2, offset) == offset16
+    assert aligned.offset_config(wide_row, 12290, 2, offset) == offset16  # above OFFSET_ROW_MAX_LANES
     assert aligned.offset_config(row, 4098, 2, offset) == row  # a row that fits in registers
     walk = aligned.walk_config(chunked, 12289, 2)
     assert aligned.offset_config(walk, 12289, 2, offset) == walk  # the aligned designs: as they are
-    assert aligned.offset_config(chunked, 4098, 4, offset) == chunked  # fp32: the ladder's
+    assert aligned.offset_config(chunked, 4098, 4, offset) == chunked  # no fp32 rule: the ladder's
+    with_fp32 = offset | {4: aligned.OFFSET_FP32}
+    for n in (4097, 4098, 8193, 12290):  # fp32 rows on 4 and 8 bytes
+        assert aligned.offset_config(chunked, n, 4, with_fp32) == aligned.OFFSET_FP32
+    assert aligned.offset_config(chunked, 4100, 4, with_fp32) == chunked  # on 16 bytes
+    assert aligned.offset_config(("row", 4096, 2, 16), 4095, 4, with_fp32) == ("row", 4096, 2, 16)
 
 
 @pytest.mark.parametrize("n, v, lanes, edges", [

@@ -28,3 +28,10 @@ def test_tables_widths_keep_their_halves():
 def test_a_share_fits_its_tiles(n, tiles):
     _, tile, rows, warps, _, split, _, rest, _ = staged_config(n, 1, 8, 1, 2, 3, tiles, False)
     assert tile + rest >= share_width(n, split) and share_width(n, split) % SHARE_COLUMNS.value == 0
+
+
+@pytest.mark.parametrize("split", [0, 3, 4])
+def test_no_share_left_out(split):
+    # the kernels add one other share's row sums: three shares would drop one silently
+    with pytest.raises(ValueError, match=f"1 or 2 shares, not {split}"):
+        staged_config(20480, 1, 8, 1, split, 2, 1, False)

@@ -224,7 +224,11 @@ def staged_config(n_cols, rows, num_warps, per_sm, split, stages, tiles, early):
     SPLIT, STAGES, REST, EARLY), from a launch table's entry: each of the `split`
     programs of a row owns share_width(N, SPLIT) columns (the last the rest), held as
     one power-of-two tile (tiles=1) or as two_tiles (tiles=2); early: the weight
-    gradients are added before the row sums, not after dx."""
+    gradients are added before the row sums, not after dx. A row has one or two shares:
+    each program adds the other share's row sums to its own (`SPLIT == 2` in the kernels),
+    so a third share's would go missing."""
+    if split not in (1, 2):
+        raise ValueError(f"the staged backward splits a row in 1 or 2 shares, not {split}")
     width = share_width(n_cols, split)
     tile, rest = (two_tiles(width, rows, num_warps) if tiles == 2
                   else (triton.next_power_of_2(width), 0))

@@ -38,6 +38,8 @@ For torch.compile the two steps are PyTorch operators
 formula): no graph breaks. RMSNormFast is torch.nn.RMSNorm with this forward.
 """
 
+import math
+
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
 from normkit import aligned, dropin
 from normkit.aligned import body_of, edges_of, row_window
@@ -205,9 +207,17 @@ class RMSNormKernels(FastNorm):
     TUNED = tables_beside(__file__)
     MAX_N = MAX_N
     # past MAX_N (notes/data/wide-rows-1-h100.json): 8192-element chunks forward, 95
-    # and 87 % of copy at 20480 and 32768 against 92 and 82 with 4096
-    WIDE = {"forward": ("chunked", 8192, 1, 16), "backward": ("chunked", 4096, 1, 16,
-                                                              1)}
+    # and 87 % of copy at 20480 and 32768 against 92 and 82 with 4096. The backward by
+    # width (wide-rows-3-h100.json, -3-fp32-h100.json; rows on 16 bytes, % of copy for the
+    # backward alone): the staged design in two shares to 24576 in bf16 (75 and 68 at 20480
+    # and 24576 against 57 and 50 chunked), to 20480 in fp32 (93 against 62); then the
+    # chunked design (four rows a step were ahead at 32768, 48 against 37 in bf16, and
+    # behind at rows off 16 bytes, 44 against 54 at fp32 16385)
+    WIDE = {"forward": ("chunked", 8192, 1, 16),
+            "backward": {2: ((24576, ("staged", 1, 8, 1, 2, 3, 2, False)),
+                             (math.inf, ("chunked", 4096, 1, 16, 1))),
+                         4: ((20480, ("staged", 1, 8, 1, 2, 2, 2, False)),
+                             (math.inf, ("chunked", 4096, 1, 16, 1)))}}
     BACKWARD = {"row": bwd_row, "classes": bwd_classes, "staged": bwd_staged,
                 "chunked": bwd_chunked}
 
@@ -216,7 +226,7 @@ class RMSNormKernels(FastNorm):
         windows where a window fits the tuned range (normkit.aligned.window_config);
         other rows off 16 bytes in short chunks (normkit.aligned.offset_config)."""
         window = aligned.window_config(config, n_cols, element_size, MAX_N)
-        offset = ("chunked", aligned.OFFSET_CHUNK, 1, aligned.OFFSET_WARPS)
+        offset = {2: ("chunked", aligned.OFFSET_CHUNK, 1, aligned.OFFSET_WARPS)}
         return aligned.offset_config(window, n_cols, element_size, offset)
 
     def forward_design(self, config, n_cols, element_size, stride):
