@@ -338,16 +338,18 @@ class LayerNormKernels(FastNorm):
     MAX_N = MAX_N
     # past MAX_N (notes/data/wide-rows-1-h100.json, bf16, H100): 8192-element chunks
     # forward, 94 and 89 % of copy at 20480 and 32768 against 88 and 74 with 4096. The
-    # backward by width (wide-rows-3-h100.json, -3-fp32-h100.json; rows on 16 bytes, % of
-    # copy for the backward alone): the staged design in two shares to 20480 (bf16 55, fp32
-    # 67, against 30 and 38 with the chunked design of one row a step); then four rows a
-    # step, whose running dW and dB go through L2 once a step, not once a row (bf16 39 and
-    # 38 at 24576 and 32768 against 24 and 21; fp32 49 at 32768 against 32)
+    # backward by width (wide-rows-3-h100.json, -3-fp32-h100.json; rows on 16 bytes, %
+    # of copy for the backward alone): the staged design in two shares to 20480 (bf16
+    # 55, fp32 67, against 30 and 38 with the chunked design of one row a step); then
+    # four rows a step, whose running dW and dB go through L2 once a step, not once a
+    # row (bf16 39 and 38 at 24576 and 32768 against 24 and 21; fp32 49 at 32768 against
+    # 32)
     WIDE = {"forward": ("chunked", 8192, 1, 16, 0),
-            "backward": {2: ((20480, ("staged", 1, 8, 1, 2, 3, 2, False)),
-                             (math.inf, ("chunked", 4096, 4, 8, 1))),
-                         4: ((20480, ("staged", 1, 8, 1, 2, 2, 2, False)),
-                             (math.inf, ("chunked", 4096, 4, 8, 1)))}}
+            "backward": {
+                2: ((20480, ("staged", 1, 8, 1, 2, 3, 2, False)),
+                    (math.inf, ("chunked", 4096, 4, 8, 1))),
+                4: ((20480, ("staged", 1, 8, 1, 2, 2, 2, False)),
+                    (math.inf, ("chunked", 4096, 4, 8, 1)))}}
     BACKWARD = {"row": bwd_row, "classes": bwd_classes, "staged": bwd_staged,
                 "chunked": bwd_chunked}
 

@@ -206,18 +206,19 @@ class RMSNormKernels(FastNorm):
                    (10240, ("chunked", 4096, 1, 16)), (MAX_N, ("row", 1, 16)))}
     TUNED = tables_beside(__file__)
     MAX_N = MAX_N
-    # past MAX_N (notes/data/wide-rows-1-h100.json): 8192-element chunks forward, 95
-    # and 87 % of copy at 20480 and 32768 against 92 and 82 with 4096. The backward by
-    # width (wide-rows-3-h100.json, -3-fp32-h100.json; rows on 16 bytes, % of copy for the
-    # backward alone): the staged design in two shares to 24576 in bf16 (75 and 68 at 20480
-    # and 24576 against 57 and 50 chunked), to 20480 in fp32 (93 against 62); then the
-    # chunked design (four rows a step were ahead at 32768, 48 against 37 in bf16, and
-    # behind at rows off 16 bytes, 44 against 54 at fp32 16385)
+    # past MAX_N (notes/data/wide-rows-1-h100.json): 8192-element chunks forward, 95 and
+    # 87 % of copy at 20480 and 32768 against 92 and 82 with 4096. The backward by width
+    # (wide-rows-3-h100.json, -3-fp32-h100.json; rows on 16 bytes, % of copy for the
+    # backward alone): the staged design in two shares to 24576 in bf16 (75 and 68 at
+    # 20480 and 24576 against 57 and 50 chunked), to 20480 in fp32 (93 against 62); then
+    # the chunked design (four rows a step were ahead at 32768, 48 against 37 in bf16,
+    # and behind at rows off 16 bytes, 44 against 54 at fp32 16385)
     WIDE = {"forward": ("chunked", 8192, 1, 16),
-            "backward": {2: ((24576, ("staged", 1, 8, 1, 2, 3, 2, False)),
-                             (math.inf, ("chunked", 4096, 1, 16, 1))),
-                         4: ((20480, ("staged", 1, 8, 1, 2, 2, 2, False)),
-                             (math.inf, ("chunked", 4096, 1, 16, 1)))}}
+            "backward": {
+                2: ((24576, ("staged", 1, 8, 1, 2, 3, 2, False)),
+                    (math.inf, ("chunked", 4096, 1, 16, 1))),
+                4: ((20480, ("staged", 1, 8, 1, 2, 2, 2, False)),
+                    (math.inf, ("chunked", 4096, 1, 16, 1)))}}
     BACKWARD = {"row": bwd_row, "classes": bwd_classes, "staged": bwd_staged,
                 "chunked": bwd_chunked}
 
