@@ -1,0 +1,181 @@
+"""Issue 39, item 2: the backward past what two staged programs hold, by exchanging row sums.
+
+A row's dx needs its sums over all N columns (RMSNorm: sum(x_hat * g); LayerNorm also sum(g)).
+The chunked design reads each row twice for them, the staged design holds a row in two programs'
+shared memory and reads the other half again. Here S programs share a row, each holding its
+share of x and dy in registers: each adds up its share, publishes its partial sums and a count
+(one atomic add, release), waits until the row's count reaches S (acquire), and reads the S
+partial sums back from L2. x and dy are read once; dW (and dB) stay in registers for the
+program's columns over all its rows and are written once. Every program of the grid must be
+resident at once (a program waits on the others of its row): the grid is at most one program
+an SM a share-group, and a wait gives up after MAX_SPIN tries (the row's dx is then wrong, and
+the check below says so) rather than hang.
+
+The next step's rows are loaded before the wait (PREFETCH), so the loads of one step overlap
+the exchange of the one before, and a step holds ROWS rows, so that one exchange serves ROWS
+rows (run 1, one row a step: 60 % of copy with two shares, 40 with four, 25 with eight, the
+exchange's latency a row setting the pace).
+
+    PYTHONPATH=snippets python3 notes/experiments/exchange_rows.py --out exchange.json
+"""
+
+import argparse
+import json
+import time
+
+import torch
+import triton
+import triton.language as tl
+
+from layernorm import fast as ln
+from normkit import bench
+from rmsnorm import fast as rms
+from wide_rows import inputs  # this folder: the random rows and parameters of the wide-rows runs
+
+OPS = {"layernorm": ln, "rmsnorm": rms}
+WIDTHS = (20480, 24576, 32768, 16384)
+
+
+@triton.jit
+def exchange_bwd_kernel(X, DY, DX, W, Stats, Part, Sums, Count, M,
+                        N: tl.constexpr, S: tl.constexpr, WIDTH: tl.constexpr,
+                        TILE: tl.constexpr, ROWS: tl.constexpr, LN: tl.constexpr,
+                        PREFETCH: tl.constexpr, MAX_SPIN: tl.constexpr):
+    pid = tl.program_id(0)
+    groups = tl.num_programs(0) // S
+    share, group = pid % S, pid // S
+    cols = share * WIDTH + tl.arange(0, TILE)
+    ok = (cols < (share + 1) * WIDTH) & (cols < N)
+    w = tl.load(W + cols, mask=ok, other=0.0).to(tl.float32)
+    dw = tl.zeros([TILE], dtype=tl.float32)
+    db = tl.zeros([TILE], dtype=tl.float32)
+    n = tl.full([], N, tl.float32)
+    parts = tl.arange(0, S)
+    steps = tl.cdiv(M, ROWS)
+    step = group
+    rows = step * ROWS + tl.arange(0, ROWS)
+    mask = ok[None, :] & (rows < M)[:, None]
+    offs = rows.to(tl.int64)[:, None] * N + cols[None, :]
+    x = tl.load(X + offs, mask=mask, other=0.0)
+    dy = tl.load(DY + offs, mask=mask, other=0.0)
+    while step < steps:
+        row_ok = rows < M
+        if LN:
+            mean = tl.load(Stats + rows, mask=row_ok, other=0.0)
+            rstd = tl.load(Stats + M + rows, mask=row_ok, other=0.0)
+        else:
+            mean = tl.zeros([ROWS], dtype=tl.float32)
+            rstd = tl.load(Stats + rows, mask=row_ok, other=0.0)
+        dyf = dy.to(tl.float32)
+        x_hat = tl.where(mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None], 0.0)
+        g = dyf * w[None, :]
+        # this share's sums of the step's rows: Sums[step, row, share, 0 or 1]
+        slot = Sums + ((step * ROWS + tl.arange(0, ROWS)) * S + share) * 2
+        tl.store(slot, tl.sum(x_hat * g, axis=1))
+        if LN:
+            tl.store(slot + 1, tl.sum(g, axis=1))
+        tl.debug_barrier()  # every thread's stores before the count that publishes them
+        tl.atomic_add(Count + step, 1, sem="release")
+        nxt = step + groups
+        nrows = nxt * ROWS + tl.arange(0, ROWS)
+        nmask = ok[None, :] & (nrows < M)[:, None]
+        noffs = nrows.to(tl.int64)[:, None] * N + cols[None, :]
+        if PREFETCH:  # the next step's rows are on their way while this one waits
+            x = tl.load(X + noffs, mask=nmask, other=0.0)
+            dy = tl.load(DY + noffs, mask=nmask, other=0.0)
+        arrived = tl.atomic_add(Count + step, 0, sem="acquire")
+        spin = 0
+        while (arrived < S) & (spin < MAX_SPIN):
+            arrived = tl.atomic_add(Count + step, 0, sem="acquire")
+            spin += 1
+        tl.debug_barrier()
+        first = ((step * ROWS + tl.arange(0, ROWS)) * S)[:, None] + parts[None, :]
+        c1 = tl.sum(tl.load(Sums + first * 2, volatile=True), axis=1) / n
+        c2 = tl.zeros([ROWS], dtype=tl.float32)
+        if LN:
+            c2 = tl.sum(tl.load(Sums + first * 2 + 1, volatile=True), axis=1) / n
+        dx = (g - (x_hat * c1[:, None] + c2[:, None])) * rstd[:, None]
+        tl.store(DX + offs, dx.to(DX.dtype.element_ty), mask=mask)
+        dw += tl.sum(dyf * x_hat, axis=0)
+        db += tl.sum(dyf, axis=0)
+        if not PREFETCH:
+            x = tl.load(X + noffs, mask=nmask, other=0.0)
+            dy = tl.load(DY + noffs, mask=nmask, other=0.0)
+        step, rows, mask, offs = nxt, nrows, nmask, noffs
+    tl.store(Part + group * N + cols, dw, mask=ok)
+    if LN:
+        tl.store(Part + (groups + group) * N + cols, db, mask=ok)
+
+
+def exchange_backward(op, dy, x, w, stats, shares, warps, prefetch, rows=1, per_sm=1,
+                      max_spin=1 << 14):
+    """dx and the (parts, N) parameter gradients, as the fast op's backward_rows returns them."""
+    M, N = x.shape
+    sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+    steps = triton.cdiv(M, rows)
+    groups = max(1, min(steps, sms * per_sm // shares))
+    width = triton.cdiv(N, shares)
+    tile = triton.next_power_of_2(width)
+    ln_ = op == "layernorm"
+    dx = torch.empty_like(x)
+    part = torch.empty((2 if ln_ else 1, groups, N), dtype=torch.float32, device=x.device)
+    sums = torch.empty((steps * rows, shares, 2), dtype=torch.float32, device=x.device)
+    count = torch.zeros(steps, dtype=torch.int32, device=x.device)
+    exchange_bwd_kernel[(groups * shares,)](
+        x, dy, dx, w, stats, part, sums, count, M, N=N, S=shares, WIDTH=width, TILE=tile,
+        ROWS=rows, LN=ln_, PREFETCH=prefetch, MAX_SPIN=max_spin, num_warps=warps)
+    return dx, part.sum(1).to(w.dtype)
+
+
+def difference(a, b):
+    """The largest error of dx and of the parameter rows, each relative to its largest value."""
+    return max((p.float() - q.float()).abs().max().item() / max(q.float().abs().max().item(), 1e-30)
+               for p, q in zip(a, b))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out")
+    parser.add_argument("--budget-s", type=float, default=100)
+    parser.add_argument("--dtype", choices=("bfloat16", "float32"), default="bfloat16")
+    parser.add_argument("--widths", default=",".join(map(str, WIDTHS)))
+    args = parser.parse_args()
+    t0, results = time.time(), []
+    copy = bench.copy_bandwidth_gb_per_s()["median"]
+    dtype = getattr(torch, args.dtype)
+    for n in map(int, args.widths.split(",")):
+        for op, module in OPS.items():
+            if time.time() - t0 > args.budget_s:
+                break
+            fast = module.OP
+            m = 2**27 // n
+            x, dy, w, params = inputs(op, n, m, dtype)
+            _, stats = fast.forward_rows(x, *params, 1e-5)
+            calls = {"ours": lambda: fast.backward_rows(dy, x, w, stats)[:2]}
+            for shares in (2, 4, 8):
+                tile = triton.next_power_of_2(triton.cdiv(n, shares))
+                for rows in (1, 2, 4, 8):
+                    if rows * tile > 16384 or (rows == 1 and shares > 2):
+                        continue
+                    for warps in (8, 16):
+                        calls[f"s{shares} r{rows} w{warps}"] = (
+                            lambda s=shares, r=rows, k=warps: exchange_backward(op, dy, x, w, stats, s, k, True, r))
+            reference = calls["ours"]()
+            for label, fn in calls.items():
+                try:
+                    diff = difference(fn(), reference)
+                except Exception as e:  # registers or resources
+                    print(f"{op[:3]} N={n} {label}: {type(e).__name__} {str(e)[-160:]}", flush=True)
+                    continue
+                ms = bench.median_call_ms(fn, 3, 10, 5)
+                row = {"op": op, "N": n, "dtype": args.dtype, "variant": label, "diff": diff, "ms": ms,
+                       "pct": 100 * bench.gb_per_s(3 * m * n * x.element_size(), ms) / copy}
+                results.append(row)
+                print(f"{op[:3]} N={n:5d} {label:14s} {row['pct']:5.1f}% rel {diff:.2g}", flush=True)
+    if args.out:
+        json.dump({"device": torch.cuda.get_device_name(), "copy_gb_per_s": copy, "results": results},
+                  open(args.out, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
