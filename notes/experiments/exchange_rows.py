@@ -11,10 +11,11 @@ resident at once (a program waits on the others of its row): the grid is at most
 an SM a share-group, and a wait gives up after MAX_SPIN tries (the row's dx is then wrong, and
 the check below says so) rather than hang.
 
-The next step's rows are loaded before the wait (PREFETCH), so the loads of one step overlap
-the exchange of the one before, and a step holds ROWS rows, so that one exchange serves ROWS
-rows (run 1, one row a step: 60 % of copy with two shares, 40 with four, 25 with eight, the
-exchange's latency a row setting the pace).
+The next row's share is loaded before the wait (PREFETCH), so the loads of one row overlap the
+exchange of the one before. Run 1 (one program an SM): about 60 % of copy with two shares, 40
+with four, 25 with eight where shares are small: the exchange's latency sets the pace. Run 2
+held ROWS rows a step as 2D tiles, one exchange a step (the kernel of commit ba67caf): slower
+everywhere. Run 3: two programs an SM, so that one loads while the other waits.
 
     PYTHONPATH=snippets python3 notes/experiments/exchange_rows.py --out exchange.json
 """
@@ -39,8 +40,8 @@ WIDTHS = (20480, 24576, 32768, 16384)
 @triton.jit
 def exchange_bwd_kernel(X, DY, DX, W, Stats, Part, Sums, Count, M,
                         N: tl.constexpr, S: tl.constexpr, WIDTH: tl.constexpr,
-                        TILE: tl.constexpr, ROWS: tl.constexpr, LN: tl.constexpr,
-                        PREFETCH: tl.constexpr, MAX_SPIN: tl.constexpr):
+                        TILE: tl.constexpr, LN: tl.constexpr, PREFETCH: tl.constexpr,
+                        MAX_SPIN: tl.constexpr):
     pid = tl.program_id(0)
     groups = tl.num_programs(0) // S
     share, group = pid % S, pid // S
@@ -51,79 +52,68 @@ def exchange_bwd_kernel(X, DY, DX, W, Stats, Part, Sums, Count, M,
     db = tl.zeros([TILE], dtype=tl.float32)
     n = tl.full([], N, tl.float32)
     parts = tl.arange(0, S)
-    steps = tl.cdiv(M, ROWS)
-    step = group
-    rows = step * ROWS + tl.arange(0, ROWS)
-    mask = ok[None, :] & (rows < M)[:, None]
-    offs = rows.to(tl.int64)[:, None] * N + cols[None, :]
-    x = tl.load(X + offs, mask=mask, other=0.0)
-    dy = tl.load(DY + offs, mask=mask, other=0.0)
-    while step < steps:
-        row_ok = rows < M
+    row = group
+    x = tl.load(X + row.to(tl.int64) * N + cols, mask=ok & (row < M), other=0.0)
+    dy = tl.load(DY + row.to(tl.int64) * N + cols, mask=ok & (row < M), other=0.0)
+    while row < M:
         if LN:
-            mean = tl.load(Stats + rows, mask=row_ok, other=0.0)
-            rstd = tl.load(Stats + M + rows, mask=row_ok, other=0.0)
+            mean = tl.load(Stats + row)
+            rstd = tl.load(Stats + M + row)
         else:
-            mean = tl.zeros([ROWS], dtype=tl.float32)
-            rstd = tl.load(Stats + rows, mask=row_ok, other=0.0)
+            mean = 0.0
+            rstd = tl.load(Stats + row)
+        xf = x.to(tl.float32)
         dyf = dy.to(tl.float32)
-        x_hat = tl.where(mask, (x.to(tl.float32) - mean[:, None]) * rstd[:, None], 0.0)
-        g = dyf * w[None, :]
-        # this share's sums of the step's rows: Sums[step, row, share, 0 or 1]
-        slot = Sums + ((step * ROWS + tl.arange(0, ROWS)) * S + share) * 2
-        tl.store(slot, tl.sum(x_hat * g, axis=1))
+        x_hat = tl.where(ok, (xf - mean) * rstd, 0.0)
+        g = dyf * w
+        tl.store(Sums + (row * S + share) * 2, tl.sum(x_hat * g, axis=0))
         if LN:
-            tl.store(slot + 1, tl.sum(g, axis=1))
+            tl.store(Sums + (row * S + share) * 2 + 1, tl.sum(g, axis=0))
         tl.debug_barrier()  # every thread's stores before the count that publishes them
-        tl.atomic_add(Count + step, 1, sem="release")
-        nxt = step + groups
-        nrows = nxt * ROWS + tl.arange(0, ROWS)
-        nmask = ok[None, :] & (nrows < M)[:, None]
-        noffs = nrows.to(tl.int64)[:, None] * N + cols[None, :]
-        if PREFETCH:  # the next step's rows are on their way while this one waits
-            x = tl.load(X + noffs, mask=nmask, other=0.0)
-            dy = tl.load(DY + noffs, mask=nmask, other=0.0)
-        arrived = tl.atomic_add(Count + step, 0, sem="acquire")
+        tl.atomic_add(Count + row, 1, sem="release")
+        nxt = row + groups
+        if PREFETCH:  # the next row's share is on its way while this one waits
+            x = tl.load(X + nxt.to(tl.int64) * N + cols, mask=ok & (nxt < M), other=0.0)
+            dy = tl.load(DY + nxt.to(tl.int64) * N + cols, mask=ok & (nxt < M), other=0.0)
+        arrived = tl.atomic_add(Count + row, 0, sem="acquire")
         spin = 0
         while (arrived < S) & (spin < MAX_SPIN):
-            arrived = tl.atomic_add(Count + step, 0, sem="acquire")
+            arrived = tl.atomic_add(Count + row, 0, sem="acquire")
             spin += 1
         tl.debug_barrier()
-        first = ((step * ROWS + tl.arange(0, ROWS)) * S)[:, None] + parts[None, :]
-        c1 = tl.sum(tl.load(Sums + first * 2, volatile=True), axis=1) / n
-        c2 = tl.zeros([ROWS], dtype=tl.float32)
+        c1 = tl.sum(tl.load(Sums + (row * S + parts) * 2, volatile=True), axis=0) / n
+        c2 = 0.0
         if LN:
-            c2 = tl.sum(tl.load(Sums + first * 2 + 1, volatile=True), axis=1) / n
-        dx = (g - (x_hat * c1[:, None] + c2[:, None])) * rstd[:, None]
-        tl.store(DX + offs, dx.to(DX.dtype.element_ty), mask=mask)
-        dw += tl.sum(dyf * x_hat, axis=0)
-        db += tl.sum(dyf, axis=0)
+            c2 = tl.sum(tl.load(Sums + (row * S + parts) * 2 + 1, volatile=True), axis=0) / n
+        dx = (g - (x_hat * c1 + c2)) * rstd
+        tl.store(DX + row.to(tl.int64) * N + cols, dx.to(DX.dtype.element_ty), mask=ok)
+        dw += dyf * x_hat
+        db += dyf
         if not PREFETCH:
-            x = tl.load(X + noffs, mask=nmask, other=0.0)
-            dy = tl.load(DY + noffs, mask=nmask, other=0.0)
-        step, rows, mask, offs = nxt, nrows, nmask, noffs
+            x = tl.load(X + nxt.to(tl.int64) * N + cols, mask=ok & (nxt < M), other=0.0)
+            dy = tl.load(DY + nxt.to(tl.int64) * N + cols, mask=ok & (nxt < M), other=0.0)
+        row = nxt
     tl.store(Part + group * N + cols, dw, mask=ok)
     if LN:
         tl.store(Part + (groups + group) * N + cols, db, mask=ok)
 
 
-def exchange_backward(op, dy, x, w, stats, shares, warps, prefetch, rows=1, per_sm=1,
-                      max_spin=1 << 14):
-    """dx and the (parts, N) parameter gradients, as the fast op's backward_rows returns them."""
+def exchange_backward(op, dy, x, w, stats, shares, warps, prefetch, per_sm=1, max_spin=1 << 14):
+    """dx and the (parts, N) parameter gradients, as the fast op's backward_rows returns them.
+    per_sm programs an SM (all resident: a program waits on the others of its row)."""
     M, N = x.shape
     sms = torch.cuda.get_device_properties(x.device).multi_processor_count
-    steps = triton.cdiv(M, rows)
-    groups = max(1, min(steps, sms * per_sm // shares))
+    groups = max(1, min(M, sms * per_sm // shares))
     width = triton.cdiv(N, shares)
     tile = triton.next_power_of_2(width)
     ln_ = op == "layernorm"
     dx = torch.empty_like(x)
     part = torch.empty((2 if ln_ else 1, groups, N), dtype=torch.float32, device=x.device)
-    sums = torch.empty((steps * rows, shares, 2), dtype=torch.float32, device=x.device)
-    count = torch.zeros(steps, dtype=torch.int32, device=x.device)
+    sums = torch.empty((M, shares, 2), dtype=torch.float32, device=x.device)
+    count = torch.zeros(M, dtype=torch.int32, device=x.device)
     exchange_bwd_kernel[(groups * shares,)](
         x, dy, dx, w, stats, part, sums, count, M, N=N, S=shares, WIDTH=width, TILE=tile,
-        ROWS=rows, LN=ln_, PREFETCH=prefetch, MAX_SPIN=max_spin, num_warps=warps)
+        LN=ln_, PREFETCH=prefetch, MAX_SPIN=max_spin, num_warps=warps)
     return dx, part.sum(1).to(w.dtype)
 
 
@@ -152,14 +142,11 @@ def main():
             x, dy, w, params = inputs(op, n, m, dtype)
             _, stats = fast.forward_rows(x, *params, 1e-5)
             calls = {"ours": lambda: fast.backward_rows(dy, x, w, stats)[:2]}
-            for shares in (2, 4, 8):
-                tile = triton.next_power_of_2(triton.cdiv(n, shares))
-                for rows in (1, 2, 4, 8):
-                    if rows * tile > 16384 or (rows == 1 and shares > 2):
-                        continue
-                    for warps in (8, 16):
-                        calls[f"s{shares} r{rows} w{warps}"] = (
-                            lambda s=shares, r=rows, k=warps: exchange_backward(op, dy, x, w, stats, s, k, True, r))
+            for shares in (4, 8):
+                for per_sm in (1, 2):
+                    for warps in (4, 8):
+                        calls[f"s{shares} sm{per_sm} w{warps} pf"] = (
+                            lambda s=shares, p=per_sm, k=warps: exchange_backward(op, dy, x, w, stats, s, k, True, p))
             reference = calls["ours"]()
             for label, fn in calls.items():
                 try:
