@@ -28,12 +28,13 @@ OPS = {"layernorm": ln, "rmsnorm": rms}
 WIDTHS = (16384, 20480, 32768, 16385, 24576)  # run 3: --widths 20480,32768,24576,16385,16384
 
 
-def variants(op, pass_, n):
-    """The WIDE configuration of a pass; for the backward (run 3) the chunked design with more
+def variants(op, pass_, n, element_size):
+    """The configuration past MAX_N of a pass (WIDE's forward, the backward's ladder rung:
+    "wide"); for the backward (run 3) the chunked design with more
     rows a step (the running sums of dW and dB go through L2 once a step, not once a row),
     and the widest table entry's staged design in one share (the whole row staged) or two."""
     fast = OPS[op].OP
-    base = fast.WIDE[pass_]
+    base = fast.WIDE["forward"] if pass_ == "forward" else fast.wide_backward(n, element_size)
     out = {"wide": base}
     if pass_ == "forward":
         return out
@@ -69,7 +70,7 @@ def calls(op, n, m, dtype):
     out = {"forward": {}, "backward": {}}
     for pass_ in out:
         chosen = (fast.forward_config if pass_ == "forward" else fast.backward_config)(n, x.element_size())
-        configs = variants(op, pass_, n) | {"ours": chosen}
+        configs = variants(op, pass_, n, x.element_size()) | {"ours": chosen}
         for label, config in configs.items():
             if pass_ == "forward":
                 out[pass_][label] = lambda c=config: fast.forward_rows(x, *params, 1e-5, config=c, save=False)[0]
