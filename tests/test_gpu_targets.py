@@ -22,7 +22,9 @@ code picks at a representative width. What was found, and what the tests hold to
   representative widths every kernel fits every GPU of its target (SHARED_PER_BLOCK), but the
   fast backwards' launch tables were tuned on an H200 (227 KiB a block): at their widest rows the
   staged backward asks for more than an A100 (163 KiB) or an RTX 30xx/40xx (99 KiB) has, while on
-  sm_75, unpipelined, it asks for little (test_the_widest_staged_backwards_need_an_h100).
+  sm_75, unpipelined, it asks for little (test_the_widest_staged_backwards_need_an_h100). A plan
+  checks the GPU's shared memory first (normkit.fastop.FastNorm.fitting) and takes the chunked
+  design where a staged entry would not fit.
 
 The compilation runs in child processes (two, one per core): the tests' own process may be using
 Triton's interpreter, whose kernels cannot be compiled.
@@ -261,7 +263,8 @@ def test_fits_every_gpu_of_its_target(compiled, kernel, cc, dtype):
 def test_the_widest_staged_backwards_need_an_h100(compiled, kernel, gpu):
     """The launch tables were tuned on an H200: at the widest rows the staged backward's
     pipeline asks for more shared memory than an A100 or an RTX 30xx/40xx gives a block, so
-    there the launch fails (OutOfResources); unpipelined on sm_75 it fits a T4."""
+    there the plans take the chunked design (FastNorm.fitting); unpipelined on sm_75 it fits
+    a T4."""
     dtype, n = WIDE[kernel]
     cc = next(cc for cc, gpus in FAMILY.items() if gpu in gpus)
     result = compiled[_job(kernel, cc, dtype, n)]

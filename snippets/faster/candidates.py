@@ -1,10 +1,10 @@
 """The launch configurations the tuner times at a width (faster.tune): the forward's designs and
 grids, and the backward's row, staged and chunked designs, the staged ones only where their
-pipeline fits an SM's shared memory (faster.shared_memory)."""
+pipeline fits an SM's shared memory (normkit.tiles.staged_shared)."""
 
 import triton
 
-from faster.shared_memory import SHARED_BYTES, staged_shared
+from normkit.tiles import SHARED_BYTES, staged_shared
 from normkit.tiles import staged_config
 
 

@@ -7,13 +7,12 @@ sentence and a table quote one figure alike). Every verdict is read from the ran
 import importlib
 import math
 
-from faster import shared_memory
 from faster.results import (BACKWARD_DESIGNS, DW_DESIGNS, ELEMENT_SIZE, MODES, NAMES, OPS, PACKAGE_NAMES,
                             PROVIDERS, SHORT_DTYPE, _between, _copy, _design_pct, _design_rows,
                             _elements_per_thread, _half_ulp, _index, _lowest, _num, _ok, _pct, _ratio,
                             _ref_max, _sci, _series, _shape_key, _shape_text, _short, _sweep_rows,
                             _sweep_target, _total_tex, _us, pct_copy)
-from normkit import aligned, claims, fastop
+from normkit import aligned, claims, fastop, tiles
 from normkit.bench import figure
 from normkit.words import ENGLISH
 
@@ -429,10 +428,10 @@ def table_steps(op, p):
 
 def staged_shared_quotes(res, op, p):
     """What a staged program of the fp32 launch table keeps in shared memory at the side-by-side's
-    fp32 widths, with its stages and with one more, and an SM's shared memory (faster.shared_memory's
+    fp32 widths, with its stages and with one more, and an SM's shared memory (normkit.tiles.staged_shared's
     rule, which faster/test_tune.py checks against the compiler). The pages quote these."""
     fast = importlib.import_module(f"{op}.fast")
-    q = {"shared_kib_per_sm": str(shared_memory.SHARED_BYTES // 1024)}
+    q = {"shared_kib_per_sm": str(tiles.SHARED_BYTES // 1024)}
     for n in sorted({n for n, dtype, _ in _design_rows(res, op) if dtype == "float32"}):
         entry = fast.tuned_table(4)["backward_designs"].get(n, {}).get("staged")
         if entry is None:
@@ -440,5 +439,5 @@ def staged_shared_quotes(res, op, p):
         _, tile, rows, _, _, split, stages, rest, _ = fastop.backward_entry_config(entry, n)
         q[f"{p}_staged_stages_n{n}_fp32"] = str(stages)
         for key, s in (("", stages), ("_one_more_stage", stages + 1)):
-            q[f"{p}_staged_kib_n{n}_fp32{key}"] = str(shared_memory.staged_shared(rows, (tile + rest) * split, s, 4) // 1024)
+            q[f"{p}_staged_kib_n{n}_fp32{key}"] = str(tiles.staged_shared(rows, (tile + rest) * split, s, 4) // 1024)
     return q

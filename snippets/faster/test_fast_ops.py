@@ -10,12 +10,12 @@ import pytest
 import torch
 
 from layernorm import fast as layernorm_fast, test_fast as layernorm_tests
-from normkit import aligned
+from normkit import aligned, fastop
 from normkit.launch import ContractError
 from normkit.runtime import DEVICE
 from normkit.testing import (DTYPES, FAST_DESIGNS, TABLE_ENTRY_SIZES, UNREADABLE_LAYOUTS, assert_close,
                              layer_norm_exact, rms_norm_exact, unreadable_rows)
-from normkit.tiles import forward_entry_config
+from normkit.tiles import SHARED_SLACK, forward_entry_config, staged_config_shared
 from rmsnorm import fast as rmsnorm_fast, test_fast as rmsnorm_tests
 
 OPS = {"layernorm": (layernorm_fast, layernorm_tests), "rmsnorm": (rmsnorm_fast, rmsnorm_tests)}
@@ -51,6 +51,29 @@ def test_rows_past_the_tables(op, dtype, past):
     # past the widest tuned N: rows off 16 bytes (the chunked rung), the staged design's two
     # shares (MAX_N + 256) and, past its rung, the chunked design (MAX_N + 8192)
     OPS[op][1].check((3, OPS[op][0].MAX_N + past), dtype)
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("element_size", [2, 4])
+def test_staged_configurations_a_gpu_cannot_hold_take_the_chunked_design(op, element_size, monkeypatch):
+    fast = OPS[op][0].OP
+    monkeypatch.setattr(fastop, "shared_bytes", lambda index: 99 * 1024)  # an RTX 30 or 40 card
+    chunked = fast.wide_ladder(element_size)[-1][1]
+    table = fast.tuned_table(element_size)
+    for n in sorted(table["backward"])[::16] + [fast.MAX_N, fast.MAX_N + 256]:
+        config = fast.backward_config(n, element_size)
+        fits = config[0] != "staged" or staged_config_shared(config, element_size) + SHARED_SLACK <= 99 * 1024
+        assert fast.fitting(config, n, element_size, 0) == (config if fits else chunked), n
+    assert fast.fitting(fast.backward_config(fast.MAX_N + 256, element_size), fast.MAX_N + 256,
+                        element_size, 0) == chunked
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_the_chunked_fallback_computes_what_is_asked(op, monkeypatch):
+    fast, tests = OPS[op]
+    monkeypatch.setattr(fastop, "shared_bytes", lambda index: 99 * 1024)
+    monkeypatch.setattr(fast.OP, "backward_plans", {})  # none made with the whole shared memory
+    tests.check((3, fast.MAX_N + 256), torch.bfloat16)
 
 
 @pytest.mark.parametrize("op", OPS)

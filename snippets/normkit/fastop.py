@@ -34,7 +34,8 @@ from normkit import aligned, dropin
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import require
 from normkit.runtime import INTERPRETED
-from normkit.tiles import forward_entry_config, share_width, staged_config
+from normkit.tiles import (SHARED_SLACK, forward_entry_config, share_width, staged_config,
+                           staged_config_shared)
 
 
 @functools.lru_cache(maxsize=None)
@@ -43,6 +44,15 @@ def sm_count(device_index):
         # the interpreter runs programs one by one: a few are enough to test the sums
         return 4
     return torch.cuda.get_device_properties(device_index).multi_processor_count
+
+
+@functools.lru_cache(maxsize=None)
+def shared_bytes(device_index):
+    """The most shared memory one program may have on this GPU (CUDA's per-block opt-in
+    limit: 227 KiB on an H100 or H200, 163 on an A100, 99 on an RTX 30 or 40 series card)."""
+    if INTERPRETED:
+        return float("inf")
+    return triton.runtime.driver.active.utils.get_device_properties(device_index)["max_shared_mem"]
 
 
 # --8<-- [start:reduce_kernel]
@@ -259,11 +269,24 @@ class FastNorm:
             return self.wide_backward(n_cols, element_size)
         return default_backward(n_cols, element_size)
 
+    def wide_ladder(self, element_size):
+        """WIDE's backward ladder for this element size (16-bit's for any without one)."""
+        return self.WIDE["backward"].get(element_size, self.WIDE["backward"][2])
+
+    def fitting(self, config, n_cols, element_size, device_index):
+        """The configuration, or where a staged one asks for more shared memory than this
+        GPU gives a program (the tables were tuned on an H200: an A100 or an RTX card at
+        the widest rows), the chunked design of WIDE's ladder, which any N fits."""
+        if (config[0] != "staged" or staged_config_shared(config, element_size)
+                + SHARED_SLACK <= shared_bytes(device_index)):
+            return config
+        return backward_entry_config(self.wide_ladder(element_size)[-1][1], n_cols)
+
     def wide_backward(self, n_cols, element_size):
         """Past MAX_N: the entry of WIDE's backward ladder; rows off 16 bytes, which the
         staged design's copies would move an element at a time (notes/data/wide-rows-3:
         1 to 4 % of copy at 16385), take the ladder's last rung, the chunked design."""
-        ladder = self.WIDE["backward"].get(element_size, self.WIDE["backward"][2])
+        ladder = self.wide_ladder(element_size)
         entry = ladder_entry(ladder, n_cols)
         if aligned.row_alignment(n_cols, element_size) != aligned.VECTOR_BYTES:
             entry = ladder[-1][1]
@@ -376,7 +399,8 @@ class FastNorm:
 
     def backward_plan(self, x2d, dy2d, weight, wants, config=None, programs=None):
         M, N = x2d.shape
-        config = config or self.backward_config(N, x2d.element_size())
+        config = config or self.fitting(self.backward_config(N, x2d.element_size()), N,
+                                        x2d.element_size(), x2d.device.index)
         # a persistent grid: every program resident at once
         programs = programs or sm_count(x2d.device.index) * config[4]
         strides = (dropin.row_stride(x2d), dropin.row_stride(dy2d))

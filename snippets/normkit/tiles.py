@@ -233,3 +233,23 @@ def staged_config(n_cols, rows, num_warps, per_sm, split, stages, tiles, early):
     tile, rest = (two_tiles(width, rows, num_warps) if tiles == 2
                   else (triton.next_power_of_2(width), 0))
     return "staged", tile, rows, num_warps, per_sm, split, stages, rest, bool(early)
+
+
+# What a staged backward program keeps in shared memory: the rule the tuner fits its candidates
+# by (faster.tune), the plans check a GPU against (normkit.fastop) and the pages quote;
+# faster/test_tune.py checks it against what the compiler allocates (at most 1 KiB more)
+SHARED_BYTES = 227 * 1024  # an H200 SM's shared memory, all of it for one program at most
+SHARED_SLACK = 1024  # barriers and scratch the compiler adds to the rule's count
+
+
+def staged_shared(rows, row_cols, stages, element_size):
+    """Shared memory of a staged program: Triton's pipeliner keeps STAGES - 1 steps of
+    x and dy there (the step being computed is in registers): the compiled kernels of
+    tune-18 use 16,440 bytes at N = 1024, fp32, 3 stages, and 24,636 with 4."""
+    return (stages - 1) * rows * row_cols * 2 * element_size
+
+
+def staged_config_shared(config, element_size):
+    """staged_shared of a staged configuration: a program stages its share and the other's."""
+    _, tile, rows, _, _, split, stages, rest, _ = config
+    return staged_shared(rows, (tile + rest) * split, stages, element_size)
