@@ -47,7 +47,7 @@ from normkit import aligned, dropin
 from normkit.aligned import body_of, edges_of, row_window
 from normkit.direct_launch import DirectLauncher
 from normkit.fastop import FastNorm, tables_beside
-from normkit.tiles import row_block
+from normkit.tiles import WIDE_STAGED, row_block
 from normkit.launch import ContractError
 
 import torch
@@ -346,9 +346,9 @@ class LayerNormKernels(FastNorm):
     # 32)
     WIDE = {"forward": ("chunked", 8192, 1, 16, 0),
             "backward": {
-                2: ((20480, ("staged", 1, 8, 1, 2, 3, 2, False)),
+                2: ((20480, WIDE_STAGED[2]),
                     (math.inf, ("chunked", 4096, 4, 8, 1))),
-                4: ((20480, ("staged", 1, 8, 1, 2, 2, 2, False)),
+                4: ((20480, WIDE_STAGED[4]),
                     (math.inf, ("chunked", 4096, 4, 8, 1)))}}
     BACKWARD = {"row": bwd_row, "classes": bwd_classes, "staged": bwd_staged,
                 "chunked": bwd_chunked}

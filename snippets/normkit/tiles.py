@@ -235,6 +235,12 @@ def staged_config(n_cols, rows, num_warps, per_sm, split, stages, tiles, early):
     return "staged", tile, rows, num_warps, per_sm, split, stages, rest, bool(early)
 
 
+# The staged backward past the tables' widest row (each op's WIDE["backward"] ladder, by
+# element size): two shares of 8 warps, each share in two tiles; 3 pipeline stages in
+# 16 bits, 2 in fp32, whose steps are twice the bytes (notes/data/wide-rows-3-h100.json)
+WIDE_STAGED = {2: ("staged", 1, 8, 1, 2, 3, 2, False), 4: ("staged", 1, 8, 1, 2, 2, 2, False)}
+
+
 # What a staged backward program keeps in shared memory: the rule the tuner fits its candidates
 # by (faster.tune), the plans check a GPU against (normkit.fastop) and the pages quote;
 # faster/test_tune.py checks it against what the compiler allocates (at most 1 KiB more)

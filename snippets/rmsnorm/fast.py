@@ -45,7 +45,7 @@ from normkit import aligned, dropin
 from normkit.aligned import body_of, edges_of, row_window
 from normkit.direct_launch import DirectLauncher
 from normkit.fastop import FastNorm, tables_beside
-from normkit.tiles import row_block
+from normkit.tiles import WIDE_STAGED, row_block
 from normkit.launch import ContractError
 
 import torch
@@ -215,9 +215,9 @@ class RMSNormKernels(FastNorm):
     # and behind at rows off 16 bytes, 44 against 54 at fp32 16385)
     WIDE = {"forward": ("chunked", 8192, 1, 16),
             "backward": {
-                2: ((24576, ("staged", 1, 8, 1, 2, 3, 2, False)),
+                2: ((24576, WIDE_STAGED[2]),
                     (math.inf, ("chunked", 4096, 1, 16, 1))),
-                4: ((20480, ("staged", 1, 8, 1, 2, 2, 2, False)),
+                4: ((20480, WIDE_STAGED[4]),
                     (math.inf, ("chunked", 4096, 1, 16, 1)))}}
     BACKWARD = {"row": bwd_row, "classes": bwd_classes, "staged": bwd_staged,
                 "chunked": bwd_chunked}
