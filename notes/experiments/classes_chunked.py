@@ -138,6 +138,24 @@ def weight_in_frame(W, W_AT, lanes, s, body, BODY: tl.constexpr, TABLE: tl.const
 
 
 @triton.jit
+def chunk_in_frame(X, DY, W, W_AT, k64, row_ok, c0, s, STEP_X: tl.constexpr,
+                   STEP_DY: tl.constexpr, N: tl.constexpr, G: tl.constexpr,
+                   CHUNK: tl.constexpr, BODY: tl.constexpr, TABLE: tl.constexpr,
+                   POLICY: tl.constexpr):
+    """One chunk of a step's rows in the class frame, as both walks read it: its lanes, which
+    of them lie in the row (body) and the step's mask, x and dy in fp32 and g = dy w. POLICY:
+    walk 1 keeps x and dy in L2 for walk 2 (evict_last), walk 2 reads them a last time."""
+    lanes = c0 + tl.arange(0, CHUNK)
+    body = body_of(lanes, s, N, G)
+    mask = row_ok[:, None] & body[None, :]
+    x = tl.load(X + k64 * STEP_X + lanes[None, :], mask=mask, other=0.0, eviction_policy=POLICY)
+    dy = tl.load(DY + k64 * STEP_DY + lanes[None, :], mask=mask, other=0.0,
+                 eviction_policy=POLICY).to(tl.float32)
+    g = dy * weight_in_frame(W, W_AT, lanes, s, body, BODY, TABLE)[None, :]
+    return lanes, body, mask, x.to(tl.float32), dy, g
+
+
+@triton.jit
 def dx_of(g, x_hat, c1, c2, rstd, LN: tl.constexpr):
     """dx from g = dy w, x_hat and the row means c1 = mean(x_hat g) and (LayerNorm) c2 =
     mean(g)."""
@@ -205,15 +223,9 @@ def classes_chunked_bwd_kernel(
         a = tl.zeros([ROWS, CHUNK], dtype=tl.float32)  # (x - mean) g
         b = tl.zeros([ROWS, CHUNK], dtype=tl.float32)  # g (LayerNorm)
         for c0 in range(0, BODY, CHUNK):
-            lanes = c0 + tl.arange(0, CHUNK)
-            body = body_of(lanes, s, N, G)
-            mask = row_ok[:, None] & body[None, :]
-            x = tl.load(X + k64 * STEP_X + lanes[None, :], mask=mask, other=0.0,
-                        eviction_policy="evict_last")
-            dy = tl.load(DY + k64 * STEP_DY + lanes[None, :], mask=mask, other=0.0,
-                         eviction_policy="evict_last")
-            g = dy.to(tl.float32) * weight_in_frame(W, W_AT, lanes, s, body, BODY, TABLE)[None, :]
-            a += centred(x.to(tl.float32), mean, LN) * g
+            _, _, _, x, _, g = chunk_in_frame(X, DY, W, W_AT, k64, row_ok, c0, s, STEP_X,
+                                              STEP_DY, N, G, CHUNK, BODY, TABLE, "evict_last")
+            a += centred(x, mean, LN) * g
             if LN:
                 b += g
         # rounded divisions, as the fast kernels: rstd amplifies any ulp
@@ -236,16 +248,10 @@ def classes_chunked_bwd_kernel(
         # walk 2: dx, and the step's dW (dB) added to the running partial row in the frame.
         # x and dy from L2 (evict_first: last use); the first step writes instead of adding
         for c0 in range(0, BODY, CHUNK):
-            lanes = c0 + tl.arange(0, CHUNK)
-            body = body_of(lanes, s, N, G)
-            mask = row_ok[:, None] & body[None, :]
-            x = tl.load(X + k64 * STEP_X + lanes[None, :], mask=mask, other=0.0,
-                        eviction_policy="evict_first")
-            dy = tl.load(DY + k64 * STEP_DY + lanes[None, :], mask=mask, other=0.0,
-                         eviction_policy="evict_first")
-            dyf = dy.to(tl.float32)
-            x_hat = centred(x.to(tl.float32), mean, LN) * rstd
-            g = dyf * weight_in_frame(W, W_AT, lanes, s, body, BODY, TABLE)[None, :]
+            lanes, body, mask, x, dyf, g = chunk_in_frame(
+                X, DY, W, W_AT, k64, row_ok, c0, s, STEP_X, STEP_DY, N, G, CHUNK, BODY, TABLE,
+                "evict_first")
+            x_hat = centred(x, mean, LN) * rstd
             dx = dx_of(g, x_hat, c1, c2, rstd, LN)
             tl.store(DX + k64 * STEP_DX + lanes[None, :], dx.to(DX.dtype.element_ty), mask=mask)
             old = body & (start > first)
