@@ -37,7 +37,7 @@ Three modes, from the repository root:
     # timing on a GPU: "ours" (the fast op's backward_rows) against the variants, JSON to --out
     PYTHONPATH=snippets:notes/experiments python3 notes/experiments/classes_chunked.py --out cc.json
 
-Timing: for both ops at each width (--widths, --dtype), "ours" (backward_rows: the classes at
+Timing: for both ops at each width (--widths, --dtype, --variants), "ours" (backward_rows: the classes at
 12289 and 16383, the chunked design past 16384) and the variants (variants(): chunk x rows a step
 x warps, the weight table), each variant's programs an SM lowered to what its registers let an SM
 hold at once (resident, after its first call compiled it). GPU time of plain calls back to back
@@ -572,9 +572,10 @@ def last_compiled():
     return next(reversed(backward_kernel.compiled.values()))[0]
 
 
-def time_width(op, n, m, dtype, copy):
-    """One op at one width, m rows: "ours" and every variant, as result rows. A variant's
-    programs an SM are lowered to what fits (resident) after its first call compiled it."""
+def time_width(op, n, m, dtype, copy, labels=None):
+    """One op at one width, m rows: "ours" and every variant (those labels name, when given), as
+    result rows. A variant's programs an SM are lowered to what fits (resident) after its first
+    call compiled it."""
     from wide_rows import inputs  # this folder: the wide-rows runs' random rows and parameters
 
     fast = OPS[op].OP
@@ -584,7 +585,9 @@ def time_width(op, n, m, dtype, copy):
     es = x.element_size()
     reference = fast.backward_rows(dy, x, w, stats)
     results = []
-    for label, config in {"ours": None, **variants()}.items():
+    timed = {label: config for label, config in variants().items()
+             if labels is None or label in labels}
+    for label, config in {"ours": None, **timed}.items():
         row = {"op": op, "N": n, "M": m, "dtype": str(dtype)[6:], "variant": label,
                "config": config or repr(fast.backward_config(n, es))}
         try:
@@ -621,6 +624,7 @@ def main():
     parser.add_argument("--budget-s", type=float, default=150)
     parser.add_argument("--widths", default=",".join(map(str, WIDTHS)))
     parser.add_argument("--dtype", choices=("bfloat16", "float16", "float32"), default="bfloat16")
+    parser.add_argument("--variants", help="comma-separated labels of variants() to time (all)")
     parser.add_argument("--check", action="store_true", help="correctness on the interpreter")
     parser.add_argument("--ptx", action="store_true", help="compile for sm_90, no GPU")
     args = parser.parse_args()
@@ -636,7 +640,8 @@ def main():
         if time.time() - t0 > args.budget_s:
             print(f"budget spent: {len(pairs) - i} op and width pairs left out", flush=True)
             break
-        results += time_width(op, n, 2**27 // n, getattr(torch, args.dtype), copy)
+        labels = args.variants.split(",") if args.variants else None
+        results += time_width(op, n, 2**27 // n, getattr(torch, args.dtype), copy, labels)
         if args.out:  # after every pair: a run cut short keeps what it measured
             with open(args.out, "w") as f:
                 json.dump({"device": torch.cuda.get_device_name(), "copy_gb_per_s": copy,
