@@ -4,8 +4,7 @@ pipeline fits an SM's shared memory (normkit.tiles.staged_shared)."""
 
 import triton
 
-from normkit.tiles import SHARED_BYTES, staged_shared
-from normkit.tiles import staged_config
+from normkit.tiles import SHARED_BYTES, staged_config, staged_shared
 
 
 def forward_candidates(op, n):

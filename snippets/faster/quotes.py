@@ -389,6 +389,7 @@ def quotes(measurements, t=ENGLISH):
     for op, p in OPS.items():
         q |= launch_limits(op, p) | table_steps(op, p) | staged_shared_quotes(res, op, p)
         q[f"{p}_wide_staged_cols"] = wide_staged_text(op, t)
+        q |= class_walk(op, p)
     q |= claims.floor_quotes(t)
     return q
 
@@ -417,6 +418,14 @@ def wide_staged_text(op, t):
     if n16 == n32:
         return t("wide_staged_same").format(n=n16)
     return t("wide_staged_apart").format(n16=n16, n32=n32)
+
+
+def class_walk(op, p):
+    """The walk by residue class past the tuned range (the op's WIDE entry): its chunk's lanes,
+    rows a step, and the elements an access below which the chunked design gives way to it."""
+    chunk, rows, _, _, fewer = importlib.import_module(f"{op}.fast").OP.WIDE["classes_chunked"]
+    return {f"{p}_class_walk_chunk": str(chunk), f"{p}_class_walk_rows": str(rows),
+            f"{p}_class_walk_fewer": str(fewer)}
 
 
 def table_steps(op, p):

@@ -58,14 +58,15 @@ def test_rows_past_the_tables(op, dtype, past):
 def test_staged_configurations_a_gpu_cannot_hold_take_the_chunked_design(op, element_size, monkeypatch):
     fast = OPS[op][0].OP
     monkeypatch.setattr(fastop, "shared_bytes", lambda index: 99 * 1024)  # an RTX 30 or 40 card
-    chunked = fast.wide_ladder(element_size)[-1][1]
     table = fast.tuned_table(element_size)
     for n in sorted(table["backward"])[::16] + [fast.MAX_N, fast.MAX_N + 256]:
         config = fast.backward_config(n, element_size)
+        chunked = fast.wide_chunked(n, element_size)
         fits = config[0] != "staged" or staged_config_shared(config, element_size) + SHARED_SLACK <= 99 * 1024
         assert fast.fitting(config, n, element_size, 0) == (config if fits else chunked), n
-    assert fast.fitting(fast.backward_config(fast.MAX_N + 256, element_size), fast.MAX_N + 256,
-                        element_size, 0) == chunked
+    n = fast.MAX_N + 256
+    assert chunked[0] == "chunked" and fast.fitting(fast.backward_config(n, element_size), n,
+                                                    element_size, 0) == chunked
 
 
 @pytest.mark.parametrize("op", OPS)
@@ -87,9 +88,19 @@ def test_the_wide_backward_ladder(op, element_size):
     assert fast.backward_config(n, element_size)[0] == "staged"
     assert fast.backward_config(staged_max, element_size)[0] == "staged"
     assert fast.backward_config(staged_max + 256, element_size) == chunked
-    # rows off 16 bytes: the staged copies would move an element at a time
-    assert fast.backward_config(fast.MAX_N + 1, element_size) == chunked
-    assert fast.backward_config(fast.MAX_N + 258, element_size) == chunked
+    # rows off 16 bytes, on which the staged copies would move an element at a time: the walk
+    # by residue class, K classes of rows, G elements in 16 bytes, the chunked rung for inputs
+    # it cannot read, where that rung would move fewer elements an access than the walk's last
+    # field, else the rung
+    *walk, fewer = fast.WIDE["classes_chunked"]
+    off = {2: ((1, 8), (258, 4), (260, 2)), 4: ((1, 4), (258, 2))}  # rows on 2, 4, 8 bytes
+    for past, classes in off[element_size]:
+        config = fast.backward_config(fast.MAX_N + past, element_size)
+        if 16 // classes // element_size < fewer:
+            assert config == ("classes_chunked", *walk, 16 // element_size, classes, chunked), past
+        else:
+            assert config == chunked, past
+    assert fast.backward_config(fast.MAX_N + 264, element_size)[0] == "staged"  # on 16 bytes
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -112,17 +123,21 @@ EXACT = {"layernorm": lambda x, w: layer_norm_exact(x, (x.shape[1],), w, None, 1
          "rmsnorm": lambda x, w: rms_norm_exact(x, (x.shape[1],), w, 1e-5)}
 
 
+BY_CLASS = ("classes", "classes-chunked")
+
+
 @pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("design", BY_CLASS)
 @pytest.mark.parametrize("layout", UNREADABLE_LAYOUTS)
-def test_rows_the_classes_cannot_read_take_the_fallback(op, layout):
-    # the classes kernel would read these one element at a time (Triton compiles it for the
-    # pointers it is given): the plan's fallback, the row design, runs instead
+def test_rows_the_classes_cannot_read_take_the_fallback(op, design, layout):
+    # the kernels by residue class would read these one element at a time (Triton compiles
+    # them for the pointers they are given): the plan's fallback, the row design, runs instead
     fast, n = OPS[op][0], 257
     x, dy = unreadable_rows(layout, n), unreadable_rows(layout, n)
     w = torch.rand(n, device=DEVICE) + 0.5
     params = (w,) + (None,) * (len(fast.OP.PARAMS) - 1)
     _, stats = fast.OP.forward_rows(x, *params, 1e-5)
-    config = FAST_DESIGNS["classes"][1](n)
+    config = FAST_DESIGNS[design][1](n)
     dx, rows = fast.OP.backward_rows(dy, x, w, stats, (True, True, False), config=config)
     xr, wr = x.double().cpu().requires_grad_(), w.double().cpu().requires_grad_()
     dxr, dwr = torch.autograd.grad(EXACT[op](xr, wr), (xr, wr), dy.double().cpu())
@@ -134,9 +149,11 @@ def test_rows_the_classes_cannot_read_take_the_fallback(op, layout):
 
 
 @pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("needs", [(True, False, False), (False, True, True), (True, True, True)], ids=str)
+@pytest.mark.parametrize("design", BY_CLASS)
+@pytest.mark.parametrize("needs", [(True, False, False), (False, True, True), (True, True, True),
+                                   (False, False, True)], ids=str)
 @pytest.mark.parametrize("weight", [True, False], ids=["weight", "no weight"])
-def test_classes_compute_what_is_asked(op, needs, weight):
+def test_classes_compute_what_is_asked(op, design, needs, weight):
     # rows of 1001: every offset into a window of 8, M = 30 leaves classes of 3 and 4 rows
     fast, n = OPS[op][0], 1001
     needs = needs[:len(fast.OP.PARAMS) + 1]
@@ -145,7 +162,7 @@ def test_classes_compute_what_is_asked(op, needs, weight):
     w = (torch.rand(n, generator=g) + 0.5).to(DEVICE) if weight else None
     params = (w,) + (None,) * (len(fast.OP.PARAMS) - 1)
     _, stats = fast.OP.forward_rows(x, *params, 1e-5)
-    dx, rows = fast.OP.backward_rows(dy, x, w, stats, needs, config=FAST_DESIGNS["classes"][1](n))
+    dx, rows = fast.OP.backward_rows(dy, x, w, stats, needs, config=FAST_DESIGNS[design][1](n))
     xr = x.double().cpu().requires_grad_()
     wr = w.double().cpu().requires_grad_() if weight else torch.ones(n, dtype=torch.float64, requires_grad=True)
     dxr, dwr = torch.autograd.grad(EXACT[op](xr, wr), (xr, wr), dy.double().cpu())

@@ -43,7 +43,7 @@ formula): no graph breaks. LayerNormFast is torch.nn.LayerNorm with this forward
 import math
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
-from normkit import aligned, dropin
+from normkit import aligned, classes_chunked, dropin
 from normkit.aligned import body_of, edges_of, row_window
 from normkit.direct_launch import DirectLauncher
 from normkit.fastop import FastNorm, tables_beside
@@ -323,6 +323,7 @@ class LayerNormKernels(FastNorm):
     NAME = "layer_norm"
     PARAMS = {"weight": "W", "bias": "B"}  # the kernels' flags: HAS_W, GRAD_W, ...
     STATS = 2  # a row's mean, then its rstd
+    CENTRED = True
     # the forward by width, four rungs a dtype (widest N, entry), fitted to every
     # candidate timed at 17 widths in bf16 and 14 in fp32 on an H100 (python -m
     # faster.ladder; notes/data/tune-21-forward-h100.json, -22-forward-fp32-h100.json):
@@ -344,14 +345,22 @@ class LayerNormKernels(FastNorm):
     # four rows a step, whose running dW and dB go through L2 once a step, not once a
     # row (bf16 39 and 38 at 24576 and 32768 against 24 and 21; fp32 49 at 32768 against
     # 32)
+    # rows off 16 bytes past MAX_N walk by residue class (normkit.classes_chunked;
+    # notes/data/classes-chunked-{1,2}-h100.json, H100, fwd+bwd % of copy): 2048-lane
+    # chunks, four rows a step, 8 warps, one program an SM (by registers). Two runs in
+    # bf16: 40 to 47 at 16385-32769 and 16386 against 25 to 26 and 42 for the chunked
+    # rung; at 16388, where the rung moves 4 elements an access, 46 and 47 against 48:
+    # the rung keeps such rows (the last field). fp16 (16385, 24577) as bf16; fp32, one
+    # run: 52 to 54 against 38 to 39
     WIDE = {"forward": ("chunked", 8192, 1, 16, 0),
+            classes_chunked.KIND: (2048, 4, 8, 1, 4),
             "backward": {
                 2: ((20480, WIDE_STAGED[2]),
                     (math.inf, ("chunked", 4096, 4, 8, 1))),
                 4: ((20480, WIDE_STAGED[4]),
                     (math.inf, ("chunked", 4096, 4, 8, 1)))}}
     BACKWARD = {"row": bwd_row, "classes": bwd_classes, "staged": bwd_staged,
-                "chunked": bwd_chunked}
+                "chunked": bwd_chunked, classes_chunked.KIND: classes_chunked.backward}
 
     def forward_rule(self, config, n_cols, element_size):
         """Rows whose every access would move one element: walked from their aligned

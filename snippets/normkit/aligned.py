@@ -217,11 +217,17 @@ def row_window(rows, N: tl.constexpr, V: tl.constexpr):
 
 
 @triton.jit
-def body_of(lanes, s, row_ok, N: tl.constexpr, V: tl.constexpr):
-    """Which of the window's `lanes` (a (1, L) row) lie in groups of V wholly inside
-    the row: one mask value per group, so the accesses stay 16 bytes wide."""
+def whole_groups(lanes, s, N: tl.constexpr, V: tl.constexpr):
+    """Which of a window's lanes lie in groups of V wholly inside a row that starts s
+    lanes in: one mask value per group, so the accesses stay 16 bytes wide."""
     group = (lanes // V) * V
-    return (group >= s) & (group + V <= s + N) & row_ok[:, None]
+    return (group >= s) & (group + V <= s + N)
+
+
+@triton.jit
+def body_of(lanes, s, row_ok, N: tl.constexpr, V: tl.constexpr):
+    """whole_groups of the window's `lanes` (a (1, L) row) for each row of a step."""
+    return whole_groups(lanes, s, N, V) & row_ok[:, None]
 
 
 @triton.jit
@@ -241,16 +247,30 @@ def edges_of(s, row_ok, N: tl.constexpr, V: tl.constexpr, E: tl.constexpr,
 
 # --8<-- [start:row_classes]
 @triton.jit
-def class_block(pid, M, rows_per_program, N: tl.constexpr, V: tl.constexpr):
-    """The rows a program owns, by residue class: rows c, c + V, c + 2V, ... all start
-    the same s lanes into their 16-byte window (c = pid % V). Returns c, the block
-    [first, end) of the class's rows it owns (counted in steps of V rows), the offset
-    of row c's window (aligned: a multiple of V) and s."""
-    c = pid % V
-    first = (pid // V) * rows_per_program
-    end = tl.minimum(first + rows_per_program, (M - c + V - 1) // V)
+def class_block(pid, M, rows_per_program, N: tl.constexpr, K: tl.constexpr,
+                V: tl.constexpr):
+    """The rows a program owns, by residue class: rows c, c + K, c + 2K, ... all start
+    the same s lanes into their 16-byte window (c = pid % K; K = V at odd N). Returns c,
+    the block [first, end) of the class's rows it owns (counted in steps of K rows), the
+    offset of row c's window (aligned: a multiple of V) and s."""
+    c = pid % K
+    first = (pid // K) * rows_per_program
+    end = tl.minimum(first + rows_per_program, (M - c + K - 1) // K)
     s = (c * N) % V
     return c, first, end, tl.multiple_of(c * N - s, V), s
+
+
+@triton.jit
+def edge_columns(s, N: tl.constexpr, LANES: tl.constexpr, V: tl.constexpr,
+                 EDGES: tl.constexpr):
+    """The row's columns outside the whole groups of a class frame's LANES lanes, at
+    most EDGES (the partial group at the head, then the tail from the body's end or the
+    frame's), and which of the edge lanes hold one."""
+    e = tl.arange(0, EDGES)
+    head = tl.minimum((V - s) % V, N)
+    tail = tl.maximum(tl.minimum((s + N) // V * V, LANES) - s, head)
+    cols_e = tl.where(e < V, e, tail + e - V)
+    return cols_e, tl.where(e < V, e < head, cols_e < N)
 
 
 @triton.jit
@@ -258,16 +278,10 @@ def class_columns(s, N: tl.constexpr, LANES: tl.constexpr, V: tl.constexpr,
                   EDGES: tl.constexpr):
     """A class's frame, the same for each of its rows: the window's LANES lanes and
     its body (the groups of V lanes wholly inside the row: 16-byte accesses), then the
-    row's other columns, at most EDGES (the partial group at the head, then the tail
-    from the body's end or the tile's), and which of the edge lanes hold one."""
+    edges (edge_columns)."""
     lanes = tl.arange(0, LANES)
-    group = (lanes // V) * V
-    body = (group >= s) & (group + V <= s + N)
-    e = tl.arange(0, EDGES)
-    head = tl.minimum((V - s) % V, N)
-    tail = tl.maximum(tl.minimum((s + N) // V * V, LANES) - s, head)
-    cols_e = tl.where(e < V, e, tail + e - V)
-    return lanes, body, cols_e, tl.where(e < V, e < head, cols_e < N)
+    cols_e, edge = edge_columns(s, N, LANES, V, EDGES)
+    return lanes, whole_groups(lanes, s, N, V), cols_e, edge
 
 
 @triton.jit
@@ -277,7 +291,8 @@ def class_frame(X, DY, DX, W, M, rows_per_program, N: tl.constexpr, LANES: tl.co
     c, its block [first, end) of the class's rows, the three row pointers moved to
     row c's window, s, the frame's lanes, body, edge columns and mask, and the weight
     in the frame (body and edges), loaded once."""
-    c, first, end, window, s = class_block(tl.program_id(0), M, rows_per_program, N, V)
+    c, first, end, window, s = class_block(tl.program_id(0), M, rows_per_program, N, V,
+                                           V)
     lanes, body, cols_e, edge = class_columns(s, N, LANES, V, EDGES)
     w = load_weight(W, lanes - s, body, HAS_W)
     w_e = load_weight(W, cols_e, edge, HAS_W)

@@ -30,7 +30,7 @@ import triton
 import triton.language as tl
 from torch.autograd.function import once_differentiable
 
-from normkit import aligned, dropin
+from normkit import aligned, classes_chunked, dropin
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import require
 from normkit.runtime import INTERPRETED
@@ -138,6 +138,10 @@ def backward_grid(M, rows, programs):
     return triton.cdiv(M, rows_per_program), rows_per_program
 
 
+# the backward designs whose programs own rows of one residue class (normkit.aligned,
+# normkit.classes_chunked): they read rows N apart, from 16-byte-aligned pointers
+BY_CLASS = ("classes", classes_chunked.KIND)
+
 # plans kept an op and pass: a model's shapes are few; ever new shapes start again
 PLANS_KEPT = 4096
 
@@ -180,6 +184,7 @@ class BackwardPlan(NamedTuple):
     reduce: Optional[Launch]  # the sum of the partial rows, when there are some
     groups: int               # groups of programs, one partial row each
     rows_per_program: int
+    part_cols: int            # a partial row's columns: N, or a class frame's lanes
     fallback: Optional["BackwardPlan"] = None  # for inputs the classes cannot read
 
 
@@ -190,20 +195,25 @@ class FastNorm:
     NAME: the operators' name (torch.ops.normkernels.NAME_fwd and NAME_bwd);
     PARAMS: the parameters after x, each with a flag letter (HAS_W / GRAD_W for "W");
     STATS: fp32 statistics saved a row (LayerNorm's mean and rstd, RMSNorm's rstd);
+    CENTRED: whether the op subtracts the row's mean (LayerNorm), for the kernels both
+    ops share;
     FORWARD: {element size: the forward's ladder by width, ((widest N, entry), ...)}
     (a rung's entry as a table's: ["row", ROWS, num_warps] or ["chunked", CHUNK, ROWS,
     num_warps, ...]; 16-bit's for any size without one); TUNED: {element size: the
     backward's launch table path} (tables_beside); MAX_N: the ladders' and tables' widest
     row; WIDE: past MAX_N, the forward's configuration (the chunked design: its tiles do
-    not grow with N) and the backward's ladders by element size (the staged design's two
-    shares while they measure ahead, then the chunked design); BACKWARD: {design: its
-    DirectLauncher};
+    not grow with N), the backward's ladders by element size (the staged design's two
+    shares while they measure ahead, then the chunked design) and, for rows off 16 bytes,
+    the walk by residue class (CHUNK, ROWS, num_warps, per_sm, FEWER;
+    normkit.classes_chunked.config);
+    BACKWARD: {design: its DirectLauncher};
     forward_rule(config, N, element size): the configuration for rows off 16 bytes;
     forward_design(config, N, element size, stride): (launcher, constants) of a forward.
     """
 
     PARAMS: dict
     STATS: int
+    CENTRED: bool
     FORWARD: dict
     TUNED: dict
     MAX_N: int
@@ -273,24 +283,31 @@ class FastNorm:
         """WIDE's backward ladder for this element size (16-bit's for any without one)."""
         return self.WIDE["backward"].get(element_size, self.WIDE["backward"][2])
 
+    def wide_chunked(self, n_cols, element_size):
+        """The last rung of WIDE's backward ladder, the chunked design, which any N fits
+        and any input layout."""
+        return backward_entry_config(self.wide_ladder(element_size)[-1][1], n_cols)
+
     def fitting(self, config, n_cols, element_size, device_index):
         """The configuration, or where a staged one asks for more shared memory than this
         GPU gives a program (the tables were tuned on an H200: an A100 or an RTX card at
-        the widest rows), the chunked design of WIDE's ladder, which any N fits."""
+        the widest rows), the chunked design (wide_chunked)."""
         if (config[0] != "staged" or staged_config_shared(config, element_size)
                 + SHARED_SLACK <= shared_bytes(device_index)):
             return config
-        return backward_entry_config(self.wide_ladder(element_size)[-1][1], n_cols)
+        return self.wide_chunked(n_cols, element_size)
 
     def wide_backward(self, n_cols, element_size):
-        """Past MAX_N: the entry of WIDE's backward ladder; rows off 16 bytes, which the
+        """Past MAX_N: the entry of WIDE's backward ladder. Rows off 16 bytes, which the
         staged design's copies would move an element at a time (notes/data/wide-rows-3:
-        1 to 4 % of copy at 16385), take the ladder's last rung, the chunked design."""
-        ladder = self.wide_ladder(element_size)
-        entry = ladder_entry(ladder, n_cols)
+        1 to 4 % of copy at 16385), walk in chunks by residue class where the chunked
+        design would move few elements an access (classes_chunked.config)."""
+        chunked = self.wide_chunked(n_cols, element_size)
         if aligned.row_alignment(n_cols, element_size) != aligned.VECTOR_BYTES:
-            entry = ladder[-1][1]
-        return backward_entry_config(entry, n_cols)
+            return classes_chunked.config(self.WIDE[classes_chunked.KIND], n_cols,
+                                          element_size, chunked)
+        return backward_entry_config(ladder_entry(self.wide_ladder(element_size), n_cols),
+                                     n_cols)
     # --8<-- [end:op_configs]
 
     # --8<-- [start:forward_launch]
@@ -380,7 +397,7 @@ class FastNorm:
             plan = plan.fallback
         part = out
         if plan.reduce is not None:
-            part = torch.empty((parts, plan.groups, N), dtype=torch.float32,
+            part = torch.empty((parts, plan.groups, plan.part_cols), dtype=torch.float32,
                                device=x2d.device)
         plan.kernel((x2d, dy2d, x2d if dx is None else dx,
                      x2d if weight is None else weight, stats,
@@ -406,9 +423,9 @@ class FastNorm:
         strides = (dropin.row_stride(x2d), dropin.row_stride(dy2d))
         plan = functools.partial(self.backward_launch, M=M, N=N, strides=strides,
                                  has_w=weight is not None, wants=wants, programs=programs)
-        if config[0] != "classes":
+        if config[0] not in BY_CLASS:
             return plan(config)
-        # the classes read rows N apart from 16-byte-aligned pointers, else the fallback
+        # by class: rows N apart from 16-byte-aligned pointers, else the fallback
         fallback = plan(config[-1])
         if strides != (N, N):
             return fallback
@@ -419,7 +436,7 @@ class FastNorm:
         of SPLIT programs with a block of rows, and the sum of their partial rows."""
         kind, block, rows, num_warps = config[:4]
         split = config[5] if kind == "staged" else 1  # programs per row
-        v = config[6] if kind == "classes" else 1  # residue classes, programs of their own
+        v = config[6] if kind in BY_CLASS else 1  # residue classes, programs of their own
         groups, rows_per_program = backward_grid(triton.cdiv(M, v), rows,
                                                  max(1, programs // (split * v)))
         groups *= v
@@ -432,20 +449,26 @@ class FastNorm:
                       "REST": config[7], "STAGES": config[6], "EARLY": config[8]}
         elif kind == "chunked":
             design = {"CHUNK": block}
+        elif kind == classes_chunked.KIND:  # one kernel for both ops: RMSNorm has no dB
+            design = {**classes_chunked.design(config, N, self.CENTRED), "GRAD_B": False}
         grads = {f"GRAD_{flag}": want for flag, want in zip(self.flags, wants[1:])}
-        if kind != "classes":  # the classes read rows N apart
+        if kind not in BY_CLASS:  # by class, rows N apart
             design.update(STRIDE_X=strides[0], STRIDE_DY=strides[1])
-        meta = dict(N=N, **design, ROWS=rows, HAS_W=has_w, GRAD_X=wants[0], **grads,
-                    num_warps=num_warps)
+        meta = {"N": N, **design, "ROWS": rows, "HAS_W": has_w, "GRAD_X": wants[0], **grads,
+                "num_warps": num_warps}
         kernel = Launch(self.BACKWARD[kind], (groups * split,), meta)
-        # one group writes its sums straight out; the chunked design keeps its running
-        # sums in its partial rows, even for one group
-        reduce = None
-        if any(wants[1:]) and (kind in ("chunked", "classes") or groups > 1):
+        # one group writes its sums straight out; the chunked designs keep their running
+        # sums in their partial rows, even for one group
+        reduce, part_cols = None, design.get("FRAME", N)
+        if any(wants[1:]) and (kind in ("chunked", *BY_CLASS) or groups > 1):
             reduce_n = 64 if N > 2048 else 32
-            reduce = Launch(sum_partials, (triton.cdiv(N, reduce_n), sum(wants[1:])),
-                            {"BLOCK_P": 32, "BLOCK_N": reduce_n, "num_warps": 4})
-        return BackwardPlan(kernel, reduce, groups, rows_per_program)
+            meta = {"BLOCK_P": 32, "BLOCK_N": reduce_n, "num_warps": 4}
+            launcher = sum_partials
+            if kind == classes_chunked.KIND:  # partial rows in their classes' frames
+                launcher = classes_chunked.sum_class_partials
+                meta.update(FRAME=part_cols, K=design["K"], G=design["G"])
+            reduce = Launch(launcher, (triton.cdiv(N, reduce_n), sum(wants[1:])), meta)
+        return BackwardPlan(kernel, reduce, groups, rows_per_program, part_cols)
     # --8<-- [end:backward_launch]
 
     # --8<-- [start:autograd]

@@ -186,6 +186,14 @@ def _classes(rows, prefetch, v=8):
     return config
 
 
+def _classes_chunked(chunk, rows, warps, g=8):
+    """The chunked backward by residue class (normkit.classes_chunked) with G = K = g in every
+    dtype (any G for which K rows span whole groups is exact, and 8 puts the tests' rows at
+    every offset into their windows), 4 programs an interpreted SM. With one warp the lanes past
+    the last whole chunk of 1000 columns are too many for the edges: one more, partial, chunk."""
+    return lambda n: ("classes_chunked", chunk, rows, warps, 4, g, g, ("row", 1024, 2, 4, 2, True))
+
+
 FAST_DESIGNS = {
     "row": (lambda n: ("row", 1024, 2, 4), lambda n: ("row", 1024, 2, 4, 2, True)),
     "chunked": (lambda n: ("chunked", 256, 2, 4), lambda n: ("chunked", 256, 2, 4, 1)),
@@ -197,6 +205,8 @@ FAST_DESIGNS = {
     "staged-early": (lambda n: ("row", 1024, 2, 4), _staged(1, 2, 2, early=True)),
     "classes": (lambda n: ("row", 1024, 2, 4), _classes(1, True)),
     "classes-rows": (lambda n: ("row", 1024, 2, 4), _classes(2, False)),
+    "classes-chunked": (lambda n: ("row", 1024, 2, 4), _classes_chunked(64, 2, 4)),
+    "classes-chunked-1-row": (lambda n: ("row", 1024, 2, 4), _classes_chunked(128, 1, 1)),
 }
 # RMSNorm's forward from aligned windows (normkit.aligned: its 2048 lanes hold the tests' rows and
 # their offsets)

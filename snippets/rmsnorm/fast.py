@@ -41,7 +41,7 @@ formula): no graph breaks. RMSNormFast is torch.nn.RMSNorm with this forward.
 import math
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
-from normkit import aligned, dropin
+from normkit import aligned, classes_chunked, dropin
 from normkit.aligned import body_of, edges_of, row_window
 from normkit.direct_launch import DirectLauncher
 from normkit.fastop import FastNorm, tables_beside
@@ -197,6 +197,7 @@ class RMSNormKernels(FastNorm):
     NAME = "rms_norm"
     PARAMS = {"weight": "W"}  # the kernels' flags: HAS_W, GRAD_W
     STATS = 1  # a row's rstd
+    CENTRED = False
     # the forward by width, four rungs a dtype (widest N, entry), fitted as LayerNorm's
     # (notes/data/tune-21-forward-h100.json, tune-22-forward-fp32-h100.json): 0.08 and
     # 0.11 points of copy below each width's best on average, 0.5 and 0.9 at worst
@@ -213,14 +214,21 @@ class RMSNormKernels(FastNorm):
     # 20480 and 24576 against 57 and 50 chunked), to 20480 in fp32 (93 against 62); then
     # the chunked design (four rows a step were ahead at 32768, 48 against 37 in bf16,
     # and behind at rows off 16 bytes, 44 against 54 at fp32 16385)
+    # rows off 16 bytes past MAX_N walk by residue class (normkit.classes_chunked;
+    # notes/data/classes-chunked-{1,2}-h100.json, H100, fwd+bwd % of copy): 4096-lane
+    # chunks, two rows a step, 8 warps, one program an SM (by registers), at every such
+    # width (the last field). Two runs in bf16: 43 to 65 at 16385-32769, 16386 and 16388
+    # against 29 to 54 for the chunked rung; fp16 (16385, 24577) as bf16; fp32, one run:
+    # 50 to 58 against 45 to 57 at 16385-32769, 66 against 66 at 16386
     WIDE = {"forward": ("chunked", 8192, 1, 16),
+            classes_chunked.KIND: (4096, 2, 8, 1, 8),
             "backward": {
                 2: ((24576, WIDE_STAGED[2]),
                     (math.inf, ("chunked", 4096, 1, 16, 1))),
                 4: ((20480, WIDE_STAGED[4]),
                     (math.inf, ("chunked", 4096, 1, 16, 1)))}}
     BACKWARD = {"row": bwd_row, "classes": bwd_classes, "staged": bwd_staged,
-                "chunked": bwd_chunked}
+                "chunked": bwd_chunked, classes_chunked.KIND: classes_chunked.backward}
 
     def forward_rule(self, config, n_cols, element_size):
         """Rows whose every access would move one element: read whole from their aligned
