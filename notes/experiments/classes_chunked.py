@@ -1,5 +1,7 @@
 """Issue 39, item 2: the backward at rows off 16 bytes too wide for the classes, read by residue
-class in chunks ("chunked by residue class").
+class in chunks ("chunked by residue class"). Landed (fifth session of 2026-12-07) as
+snippets/normkit/classes_chunked.py, without the strides and the weight table; this file keeps
+the variants as they were timed.
 
 At odd N in 16 bits (rows on 2 bytes) the classes backward (normkit.aligned.classes_config) holds
 a row's whole window in registers, up to 16384 lanes, and falls behind at the widest of them;

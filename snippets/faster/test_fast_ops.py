@@ -48,8 +48,8 @@ def test_widest_rows_interpreter_sized(op, dtype):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("past", [1, 256, 8192])
 def test_rows_past_the_tables(op, dtype, past):
-    # past the widest tuned N: rows off 16 bytes (the chunked rung), the staged design's two
-    # shares (MAX_N + 256) and, past its rung, the chunked design (MAX_N + 8192)
+    # past the widest tuned N: rows off 16 bytes (the walk by residue class), the staged
+    # design's two shares (MAX_N + 256) and, past its rung, the chunked design (MAX_N + 8192)
     OPS[op][1].check((3, OPS[op][0].MAX_N + past), dtype)
 
 

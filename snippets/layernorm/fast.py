@@ -29,7 +29,7 @@ What changes against the teaching kernel (layernorm/ops.py):
 A drop-in for F.layer_norm: what it accepts, layer_norm_fast accepts, with the same
 result dtypes. Any normalized_shape of trailing dimensions, any leading dimensions,
 empty batches, weight and bias of None, fp32 parameters with fp16/bf16 input; rows wider
-than the tuned range take the chunked design; rows a constant stride apart (a slice of
+than the tuned range take WIDE's designs; rows a constant stride apart (a slice of
 wider rows) are read in place. float64, and tensors on a device the kernels do not run
 on, are computed by F.layer_norm itself. What PyTorch refuses is refused with a
 ContractError that names the problem, before any launch. Offsets are 64-bit: more than
@@ -60,7 +60,7 @@ from layernorm.fast_backward import (ln_fast_bwd_chunked_kernel, ln_fast_bwd_cla
 
 __all__ = ["ContractError", "LayerNormFast", "layer_norm_fast", "MAX_N"]
 
-MAX_N = 16384  # the tuned range; wider rows take the chunked design (WIDE)
+MAX_N = 16384  # the tuned range; wider rows take WIDE's designs
 HALF_DTYPES = (torch.float16, torch.bfloat16)
 
 

@@ -15,10 +15,11 @@ l - s) so that those accesses are 16 bytes too. The reduce reads each partial ro
 by its class's s.
 
 The chunked design (each op's fast_backward.py) reads such rows as Triton proves them
-aligned: at odd N in 16 bits an element an access. This one measured ahead of it at every
-width tried past 16384 off 16 bytes (notes/data/classes-chunked-*.json); below, the classes
-hold whole rows and stay ahead. It reads rows N apart from 16-byte-aligned pointers; anything
-else takes the configuration's fallback, the chunked design.
+aligned: at odd N in 16 bits an element an access. Past 16384 this one measured ahead of it
+wherever those accesses move few elements (notes/data/classes-chunked-*.json; each op's WIDE
+entry says how few); below, the classes hold whole rows and stay ahead. It reads rows N apart
+from 16-byte-aligned pointers; anything else takes the configuration's fallback, the chunked
+design.
 """
 
 import triton

@@ -4,7 +4,7 @@ each subclass FastNorm with their kernels, their parameters and their rule for r
 
 - configurations: the launch table a tuning run wrote per element size
   (snippets/faster/tune.py), the op's rule for rows that do not start on 16 bytes, and
-  past the table's widest row the chunked design;
+  past the table's widest row WIDE's designs, whose tiles do not grow with N;
 - a plan per call: the kernel, grid and compile-time constants of a launch, worked out
   once per (rows, columns, row strides, dtype, device, parameters present) and kept, so
   that a call of a shape seen before does no table look-up and no integer arithmetic,

@@ -27,7 +27,7 @@ A drop-in for F.rms_norm (same signature): what it accepts, rms_norm_fast accept
 the same result dtype (the input's). Any normalized_shape of trailing dimensions, any
 leading dimensions, empty batches, no weight, a weight of another float dtype than the
 input (fp32 weights with bf16 activations); eps=None is the input dtype's machine
-epsilon, as in PyTorch. Rows wider than the tuned range take the chunked design; rows a
+epsilon, as in PyTorch. Rows wider than the tuned range take WIDE's designs; rows a
 constant stride apart (a slice of wider rows) are read in place. float64, and tensors on
 a device the kernels do not run on, are computed by F.rms_norm itself. What PyTorch
 refuses is refused with a ContractError that names the problem, before any launch.
@@ -58,7 +58,7 @@ from rmsnorm.fast_backward import (rms_fast_bwd_chunked_kernel, rms_fast_bwd_cla
 
 __all__ = ["ContractError", "RMSNormFast", "rms_norm_fast", "MAX_N"]
 
-MAX_N = 16384  # the tuned range; wider rows take the chunked design (WIDE)
+MAX_N = 16384  # the tuned range; wider rows take WIDE's designs
 
 
 # --8<-- [start:fast_forward_kernel]
