@@ -66,9 +66,11 @@ import triton.language as tl
 
 from layernorm import fast as ln
 from normkit import aligned, bench
+from normkit.aligned import edge_columns, whole_groups
+from normkit.classes_chunked import centred, class_stats, dx_of
 from normkit.direct_launch import DirectLauncher
 from normkit.fastop import backward_grid, sm_count
-from normkit.tiles import add_to_running, pair_sums, per_row, row_sum
+from normkit.tiles import add_to_running, pair_sums, row_sum
 from rmsnorm import fast as rms
 
 OPS = {"layernorm": ln, "rmsnorm": rms}
@@ -84,48 +86,6 @@ def class_of(pid, M, rows_per_program, N: tl.constexpr, K: tl.constexpr, G: tl.c
     first = (pid // K) * rows_per_program
     end = tl.minimum(first + rows_per_program, (M - c + K - 1) // K)
     return c, first, end, (c * N) % G
-
-
-@triton.jit
-def body_of(lanes, s, N: tl.constexpr, G: tl.constexpr):
-    """Which window lanes lie in groups of G wholly inside the row: one mask value a group, which
-    Triton sees (the mask's constancy is G), so the accesses stay 16 bytes wide."""
-    group = (lanes // G) * G
-    return (group >= s) & (group + G <= s + N)
-
-
-@triton.jit
-def edges_of(s, N: tl.constexpr, G: tl.constexpr, BODY: tl.constexpr, EDGES: tl.constexpr):
-    """The row's columns outside the walked lanes' whole groups, the same for every row of a
-    class: the head's partial group [0, head) in the first G lanes, then the tail [tail, N), the
-    partial group at the row's end or every column past lane BODY. Their columns and which of
-    the EDGES lanes hold one."""
-    e = tl.arange(0, EDGES)
-    head = tl.minimum((G - s) % G, N)
-    tail = tl.maximum(tl.minimum((s + N) // G * G, BODY) - s, head)
-    cols = tl.where(e < G, e, tail + e - G)
-    return cols, tl.where(e < G, e < head, cols < N)
-
-
-@triton.jit
-def row_stats(Stats, M, rows, row_ok, ROWS: tl.constexpr, LN: tl.constexpr):
-    """The saved mean (LayerNorm; 0 for RMSNorm, unused) and rstd of a step's rows, per_row."""
-    if LN:
-        mean = tl.load(Stats + rows, mask=row_ok, other=0.0)
-        rstd = tl.load(Stats + M + rows, mask=row_ok, other=0.0)
-    else:
-        mean = tl.zeros([ROWS], tl.float32)
-        rstd = tl.load(Stats + rows, mask=row_ok, other=0.0)
-    return per_row(mean, ROWS), per_row(rstd, ROWS)
-
-
-@triton.jit
-def centred(x, mean, LN: tl.constexpr):
-    """x - mean for LayerNorm, x for RMSNorm."""
-    if LN:
-        return x - mean
-    else:
-        return x
 
 
 @triton.jit
@@ -148,23 +108,13 @@ def chunk_in_frame(X, DY, W, W_AT, k64, row_ok, c0, s, STEP_X: tl.constexpr,
     of them lie in the row (body) and the step's mask, x and dy in fp32 and g = dy w. POLICY:
     walk 1 keeps x and dy in L2 for walk 2 (evict_last), walk 2 reads them a last time."""
     lanes = c0 + tl.arange(0, CHUNK)
-    body = body_of(lanes, s, N, G)
+    body = whole_groups(lanes, s, N, G)
     mask = row_ok[:, None] & body[None, :]
     x = tl.load(X + k64 * STEP_X + lanes[None, :], mask=mask, other=0.0, eviction_policy=POLICY)
     dy = tl.load(DY + k64 * STEP_DY + lanes[None, :], mask=mask, other=0.0,
                  eviction_policy=POLICY).to(tl.float32)
     g = dy * weight_in_frame(W, W_AT, lanes, s, body, BODY, TABLE)[None, :]
     return lanes, body, mask, x.to(tl.float32), dy, g
-
-
-@triton.jit
-def dx_of(g, x_hat, c1, c2, rstd, LN: tl.constexpr):
-    """dx from g = dy w, x_hat and the row means c1 = mean(x_hat g) and (LayerNorm) c2 =
-    mean(g)."""
-    if LN:
-        return (g - (x_hat * c1 + c2)) * rstd
-    else:
-        return (g - x_hat * c1) * rstd
 
 
 @triton.jit(do_not_specialize=["M", "rows_per_program"])
@@ -199,7 +149,7 @@ def classes_chunked_bwd_kernel(
     STEP_DX: tl.constexpr = K * N
     DW_PART = Part + pid * FRAME
     DB_PART = Part + (tl.num_programs(0) + pid) * FRAME
-    cols_e, in_row_e = edges_of(s, N, G, BODY, EDGES)
+    cols_e, in_row_e = edge_columns(s, N, BODY, G, EDGES)
     w_e = tl.load(W + cols_e, mask=in_row_e, other=0.0).to(tl.float32)
     # the edges' dW and dB: in registers, into the partial row once at the end
     dw_e = tl.zeros([EDGES], dtype=tl.float32)
@@ -211,7 +161,7 @@ def classes_chunked_bwd_kernel(
         k = start + tl.arange(0, ROWS)  # places in the class
         row_ok = k < end
         k64 = k.to(tl.int64)[:, None]  # int64: M * N may pass 2**31
-        mean, rstd = row_stats(Stats, M, c + k * K, row_ok, ROWS, LN)
+        mean, rstd = class_stats(Stats, M, c + k * K, row_ok, ROWS, LN)
 
         # the edges first: their loads are in flight during walk 1
         mask_e = row_ok[:, None] & in_row_e[None, :]
