@@ -67,7 +67,7 @@ import triton.language as tl
 from layernorm import fast as ln
 from normkit import aligned, bench
 from normkit.aligned import edge_columns, whole_groups
-from normkit.classes_chunked import centred, class_stats, dx_of
+from normkit.classes_chunked import centred, class_stats, dx_of, frame as walk_frame
 from normkit.direct_launch import DirectLauncher
 from normkit.fastop import backward_grid, sm_count
 from normkit.tiles import add_to_running, pair_sums, row_sum
@@ -247,21 +247,6 @@ def sum_class_partials_kernel(
 
 backward_kernel = DirectLauncher(classes_chunked_bwd_kernel)
 sum_partials = DirectLauncher(sum_class_partials_kernel)
-
-
-def walk_frame(n, g, chunk, threads):
-    """(BODY, FRAME, EDGES): the lanes walked (whole chunks), a partial row's lanes, the edges'
-    tile. A row reaches lane N + G - 2 of its window; the lanes past the last whole chunk go in
-    the edges when the edges' tile (at least one lane a thread, to hold no copies) has room for
-    them, else in one more, partial, chunk."""
-    window = n + g - 1
-    edges = max(2 * g, triton.next_power_of_2(threads))
-    body = window // chunk * chunk
-    if body == 0 or window - body > edges - g:
-        body += chunk
-    edges = max(edges, triton.next_power_of_2(g + max(g - 1, window - body)))
-    frame = max(body, triton.cdiv(window, 4) * 4)  # 16-byte rows of fp32
-    return body, frame, edges
 
 
 def classes(n_cols, element_size):
