@@ -267,18 +267,28 @@ def test_fits_every_gpu_of_its_target(compiled, kernel, cc, dtype):
 
 @pytest.mark.parametrize("gpu", sorted(SHARED_PER_BLOCK))
 @pytest.mark.parametrize("kernel", sorted(WIDE))
-def test_the_widest_staged_backwards_need_an_h100(compiled, kernel, gpu):
+def test_the_widest_staged_backwards_need_an_h100(compiled, kernel, gpu, monkeypatch):
     """The launch tables were tuned on an H200: at the widest rows the staged backward's
     pipeline asks for more shared memory than an A100 or an RTX 30xx/40xx gives a block, so
-    there the plans take the chunked design (FastNorm.fitting); unpipelined on sm_75 it fits
-    a T4."""
+    there the plans take the chunked design (FastNorm.fitting, which must agree with what the
+    compiled kernel asks for); unpipelined on sm_75 it fits a T4."""
+    import importlib
+
+    from normkit import fastop
+
     dtype, n = WIDE[kernel]
     cc = next(cc for cc, gpus in FAMILY.items() if gpu in gpus)
     result = compiled[_job(kernel, cc, dtype, n)]
     name, limit = SHARED_PER_BLOCK[gpu]
     assert result["ok"] and result["cp_async"] == (cc >= 80), result
-    assert (result["shared"] <= limit) == WIDE_FITS[gpu], (
+    fits = result["shared"] <= limit
+    assert fits == WIDE_FITS[gpu], (
         f"{kernel} at N={n} ({dtype}) for sm_{cc}: {result['shared']} bytes, {name} has {limit}")
+    monkeypatch.setattr(fastop, "shared_bytes", lambda index: limit)
+    monkeypatch.setattr(fastop, "pipelines", lambda index: cc >= 80)
+    op = importlib.import_module(kernel.split(".")[0] + ".fast").OP
+    config = op.backward_config(n, ELEMENT_SIZE[dtype])
+    assert (op.fitting(config, n, ELEMENT_SIZE[dtype], 0) == config) == fits, (gpu, config)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from faster.probes import HOST_STEPS, STEPS_SHAPE, all_host_step_tasks, dw_error
 from faster.providers import (DTYPES, LN_EPS, OPS, PASSES, PROVIDERS, RMS_EPS, _dtype_name, _fast_module,
                               _inputs, bytes_moved, figure_keys, gpu_tasks, host_tasks, package_versions)
 from normkit import bench, fastop
+from normkit.launch_tables import backward_entry_config
 
 TARGET_SHAPES = ((32768, 4096), (32768, 8192))
 
@@ -58,7 +59,7 @@ def design_tasks(op, n, dtype, protocol, total):
     M = sweep_m(n, total, dtype)
     tasks = {}
     for design, entry in designs_at(op, n, dtype).items():
-        def make(config=fastop.backward_entry_config(entry, n)):
+        def make(config=backward_entry_config(entry, n)):
             x, w, b, dy, _ = _inputs(op, M, n, dtype, grad=False)
             if op == "layernorm":
                 stats = fast.forward_rows(x, w, b, LN_EPS)[1]

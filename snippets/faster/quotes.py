@@ -12,7 +12,8 @@ from faster.results import (BACKWARD_DESIGNS, DW_DESIGNS, ELEMENT_SIZE, MODES, N
                             _elements_per_thread, _half_ulp, _index, _lowest, _num, _ok, _pct, _ratio,
                             _ref_max, _sci, _series, _shape_key, _shape_text, _short, _sweep_rows,
                             _sweep_target, _total_tex, _us, pct_copy)
-from normkit import aligned, claims, fastop, tiles
+from normkit import aligned, claims, tiles
+from normkit.launch_tables import backward_entry_config
 from normkit.bench import figure
 from normkit.words import ENGLISH
 
@@ -445,7 +446,7 @@ def staged_shared_quotes(res, op, p):
         entry = fast.tuned_table(4)["backward_designs"].get(n, {}).get("staged")
         if entry is None:
             continue
-        _, tile, rows, _, _, split, stages, rest, _ = fastop.backward_entry_config(entry, n)
+        _, tile, rows, _, _, split, stages, rest, _ = backward_entry_config(entry, n)
         q[f"{p}_staged_stages_n{n}_fp32"] = str(stages)
         for key, s in (("", stages), ("_one_more_stage", stages + 1)):
             q[f"{p}_staged_kib_n{n}_fp32{key}"] = str(tiles.staged_shared(rows, (tile + rest) * split, s, 4) // 1024)

@@ -65,6 +65,7 @@ def test_staged_configurations_a_gpu_cannot_hold_take_the_chunked_design(op, ele
         fits = config[0] != "staged" or staged_config_shared(config, element_size) + SHARED_SLACK <= 99 * 1024
         assert fast.fitting(config, n, element_size, 0) == (config if fits else chunked), n
     n = fast.MAX_N + 256
+    chunked = fast.wide_chunked(n, element_size)
     assert chunked[0] == "chunked" and fast.fitting(fast.backward_config(n, element_size), n,
                                                     element_size, 0) == chunked
 

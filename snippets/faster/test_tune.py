@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from faster import tune
-from normkit import fastop
+from normkit.launch_tables import backward_entry_config
 from normkit.tiles import SHARED_SLACK, staged_shared
 
 N = 4096
@@ -50,8 +50,8 @@ def test_a_probe_runs_what_the_entry_gives_the_narrower_width(op):
     """--probe times a candidate at N - PROBE as the kernels would run it there: from its table
     entry, with what follows from the width (the row's block, the staged tiles) derived again."""
     entry = ["staged", 1, 8, 1, 2, 4, 2, False]  # two programs a row, each with two tiles
-    staged = fastop.backward_entry_config(entry, 12288)
-    assert tune.at_width(op, "bwd", staged, 12160) == fastop.backward_entry_config(entry, 12160)
+    staged = backward_entry_config(entry, 12288)
+    assert tune.at_width(op, "bwd", staged, 12160) == backward_entry_config(entry, 12160)
     assert tune.at_width(op, "fwd", ("row", 8192, 1, 8), 4352 - 128) == ("row", 8192, 1, 8)
     assert tune.at_width(op, "fwd", ("row", 2048, 2, 4), 1024) == ("row", 1024, 2, 4)
     assert tune.at_width(op, "fwd", ("chunked", 4096, 1, 16, 1), 16192) == ("chunked", 4096, 1, 16, 1)

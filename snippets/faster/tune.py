@@ -40,7 +40,7 @@ import triton
 from faster.candidates import backward_candidates, forward_candidates
 from faster.providers import LN_EPS, RMS_EPS, _inputs, _provider_fn
 from normkit.bench import copy_bandwidth_gb_per_s, median_call_ms
-from normkit.fastop import backward_entry_config
+from normkit.launch_tables import backward_entry_config
 from normkit.tiles import forward_entry_config
 
 OPS = ("layernorm", "rmsnorm")

@@ -46,7 +46,8 @@ import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU
 from normkit import aligned, classes_chunked, dropin
 from normkit.aligned import body_of, edges_of, row_window
 from normkit.direct_launch import DirectLauncher
-from normkit.fastop import FastNorm, tables_beside
+from normkit.fastop import FastNorm
+from normkit.launch_tables import tables_beside
 from normkit.tiles import WIDE_STAGED, row_block
 from normkit.launch import ContractError
 

@@ -138,8 +138,7 @@ def classes_chunked_bwd_kernel(
                                              STEP)
         g_e = dy_e * w_e[None, :]
         xh_e = centred(x_e, mean, CENTRED) * rstd
-        c1 = 0.0
-        c2 = 0.0  # dx_of reads it for LayerNorm only
+        c2 = 0.0  # dx_of takes it, and reads it for LayerNorm only
         if GRAD_X:
             # walk 1: the row sums, per lane, from memory; lanes outside the row add 0
             a = tl.zeros([ROWS, CHUNK], dtype=tl.float32)  # (x - mean) g
@@ -161,8 +160,10 @@ def classes_chunked_bwd_kernel(
                 c1 = tl.math.div_rn((row_sum(a, ROWS) + t1) * rstd, n)
             dx_e = dx_of(g_e, xh_e, c1, c2, rstd, CENTRED)
             tl.store(DX + at_e, dx_e.to(DX.dtype.element_ty), mask=mask_e)
-        dw_e += tl.sum(dy_e * xh_e, axis=0)
-        db_e += tl.sum(dy_e, axis=0)
+        if GRAD_W:
+            dw_e += tl.sum(dy_e * xh_e, axis=0)
+        if GRAD_B:
+            db_e += tl.sum(dy_e, axis=0)
 
         # walk 2: dx, and the step's dW (dB) added to the running partial rows in the
         # frame, x and dy from L2 (evict_first: last use); the first step writes instead

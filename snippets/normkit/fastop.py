@@ -21,8 +21,6 @@ forward and a backward.
 """
 
 import functools
-import json
-from pathlib import Path
 from typing import NamedTuple, Optional
 
 import torch
@@ -34,8 +32,8 @@ from normkit import aligned, classes_chunked, dropin
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import require
 from normkit.runtime import INTERPRETED
-from normkit.tiles import (SHARED_SLACK, forward_entry_config, share_width, staged_config,
-                           staged_config_shared)
+from normkit.launch_tables import backward_entry_config, default_backward, ladder_entry, read_table
+from normkit.tiles import SHARED_SLACK, forward_entry_config, share_width, staged_config_shared
 
 
 @functools.lru_cache(maxsize=None)
@@ -53,6 +51,14 @@ def shared_bytes(device_index):
     if INTERPRETED:
         return float("inf")
     return triton.runtime.driver.active.utils.get_device_properties(device_index)["max_shared_mem"]
+
+
+@functools.lru_cache(maxsize=None)
+def pipelines(device_index):
+    """Whether Triton pipelines a staged loop through shared memory on this GPU: from sm_80
+    (cp.async). Before, the loop compiles unpipelined and asks for little shared memory
+    (tests/test_gpu_targets.py). The interpreter: as if it did (shared_bytes decides)."""
+    return INTERPRETED or torch.cuda.get_device_capability(device_index) >= (8, 0)
 
 
 # --8<-- [start:reduce_kernel]
@@ -82,53 +88,6 @@ def sum_partials_kernel(
 
 
 sum_partials = DirectLauncher(sum_partials_kernel)
-
-
-def backward_entry_config(entry, n_cols):
-    """A backward table entry as a configuration, with what follows from N filled in."""
-    if entry[0] == "staged":
-        return staged_config(n_cols, *entry[1:])
-    if entry[0] == "row":
-        return ("row", triton.next_power_of_2(n_cols), *entry[1:])
-    return tuple(entry)
-
-
-def tables_beside(module_file):
-    """The launch tables a tuning run (python -m faster.tune, notes/fast-kernels.md)
-    writes beside an op's module: for 16-bit inputs (tuned in bf16, used for fp16 too)
-    and for fp32."""
-    here = Path(module_file)
-    return {2: here.with_name("fast_tuned.json"),
-            4: here.with_name("fast_tuned_fp32.json")}
-
-
-def read_table(path):
-    """A launch table as the tuning run wrote it. For every N that is a multiple of its
-    step, the backward's entry, ["row", ROWS, num_warps, programs per SM, PREFETCH] or
-      ["staged", ROWS, num_warps, programs per SM, SPLIT, STAGES, TILES, EARLY] or
-      ["chunked", CHUNK, ROWS, num_warps, programs per SM],
-    and the fastest entry of each backward design it timed (the pages compare them). (Tables
-    tuned before the forward's ladder also hold forward entries, which nothing reads.)"""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    table = {"backward": {int(n): tuple(c) for n, c in data["backward"].items()}}
-    table["step"] = data["step"]
-    table["backward_designs"] = {
-        int(n): {d: tuple(c) for d, c in by_design.items()}
-        for n, by_design in data.get("backward_designs", {}).items()}
-    return table
-
-
-def ladder_entry(ladder, n_cols):
-    """The entry of a ladder's first rung (widest N, entry) at least n_cols wide."""
-    return next(entry for widest, entry in ladder if n_cols <= widest)
-
-
-def default_backward(n_cols, element_size):
-    """Without a table: the row design, about 2 KiB of fp32 rows a warp."""
-    block_n = triton.next_power_of_2(n_cols)
-    rows = max(1, 1024 // block_n)
-    num_warps = min(max(rows * block_n * 4 // 2048, 1), 16)
-    return "row", block_n, rows, num_warps, 2, block_n * element_size < 32768
 
 
 def backward_grid(M, rows, programs):
@@ -292,8 +251,9 @@ class FastNorm:
         """The configuration, or where a staged one asks for more shared memory than this
         GPU gives a program (the tables were tuned on an H200: an A100 or an RTX card at
         the widest rows), the chunked design (wide_chunked)."""
-        if (config[0] != "staged" or staged_config_shared(config, element_size)
-                + SHARED_SLACK <= shared_bytes(device_index)):
+        if (config[0] != "staged" or not pipelines(device_index)
+                or staged_config_shared(config, element_size) + SHARED_SLACK
+                <= shared_bytes(device_index)):
             return config
         return self.wide_chunked(n_cols, element_size)
 
@@ -302,12 +262,11 @@ class FastNorm:
         staged design's copies would move an element at a time (notes/data/wide-rows-3:
         1 to 4 % of copy at 16385), walk in chunks by residue class where the chunked
         design would move few elements an access (classes_chunked.config)."""
-        chunked = self.wide_chunked(n_cols, element_size)
-        if aligned.row_alignment(n_cols, element_size) != aligned.VECTOR_BYTES:
-            return classes_chunked.config(self.WIDE[classes_chunked.KIND], n_cols,
-                                          element_size, chunked)
-        return backward_entry_config(ladder_entry(self.wide_ladder(element_size), n_cols),
-                                     n_cols)
+        if aligned.row_alignment(n_cols, element_size) == aligned.VECTOR_BYTES:
+            return backward_entry_config(ladder_entry(self.wide_ladder(element_size), n_cols),
+                                         n_cols)
+        return classes_chunked.config(self.WIDE[classes_chunked.KIND], n_cols, element_size,
+                                      self.wide_chunked(n_cols, element_size))
     # --8<-- [end:op_configs]
 
     # --8<-- [start:forward_launch]
