@@ -263,8 +263,8 @@ class FastNorm:
         1 to 4 % of copy at 16385), walk in chunks by residue class where the chunked
         design would move few elements an access (classes_chunked.config)."""
         if aligned.row_alignment(n_cols, element_size) == aligned.VECTOR_BYTES:
-            return backward_entry_config(ladder_entry(self.wide_ladder(element_size), n_cols),
-                                         n_cols)
+            entry = ladder_entry(self.wide_ladder(element_size), n_cols)
+            return backward_entry_config(entry, n_cols)
         return classes_chunked.config(self.WIDE[classes_chunked.KIND], n_cols, element_size,
                                       self.wide_chunked(n_cols, element_size))
     # --8<-- [end:op_configs]
