@@ -62,8 +62,8 @@ FAMILY = {75: (75,), 80: (80, 86, 89), 90: (90,)}
 
 # the kernels compiled, each at one width: the teaching kernels of both ops, and of the fast
 # ones every design of LayerNorm's (forward: row, chunked, aligned walk; backward: row, staged,
-# chunked, by residue class whole and chunked; the reductions) and RMSNorm's own aligned window,
-# staged backward and chunked one by residue class
+# chunked, by residue class whole and chunked, the exchange of row sums; the reductions) and
+# RMSNorm's own aligned window, staged backward, chunked one by residue class and exchange
 TEACHING = {"layernorm.ops fwd": ("layernorm.ops", "layer_norm_fwd_kernel"),
             "layernorm.ops bwd_dx": ("layernorm.ops", "layer_norm_bwd_dx_kernel"),
             "layernorm.ops bwd_dwdb": ("layernorm.ops", "layer_norm_bwd_dwdb_kernel"),
@@ -79,13 +79,15 @@ FAST = {"layernorm.fast fwd row": ("layernorm", "fwd", "row", 4096),
         "layernorm.fast bwd row": ("layernorm", "bwd", "row", 513),
         "layernorm.fast bwd classes": ("layernorm", "bwd", "classes", 4097),
         "layernorm.fast bwd staged": ("layernorm", "bwd", "staged", 4096),
-        "layernorm.fast bwd chunked": ("layernorm", "bwd", "chunked", 32768),
+        "layernorm.fast bwd chunked": ("layernorm", "bwd", "chunked", 40960),
         "layernorm.fast bwd classes_chunked": ("layernorm", "bwd", "classes_chunked", 16385),
         "layernorm.fast sum_partials": ("layernorm", "sum", None, 4096),
         "layernorm.fast sum_class_partials": ("layernorm", "reduce", "classes_chunked", 16385),
         "rmsnorm.fast fwd aligned": ("rmsnorm", "fwd", "aligned", 8193),
         "rmsnorm.fast bwd staged": ("rmsnorm", "bwd", "staged", 4096),
-        "rmsnorm.fast bwd classes_chunked": ("rmsnorm", "bwd", "classes_chunked", 16385)}
+        "rmsnorm.fast bwd classes_chunked": ("rmsnorm", "bwd", "classes_chunked", 16385),
+        "layernorm.fast bwd exchange": ("layernorm", "bwd", "exchange", 32768, ("fp16", "bf16")),
+        "rmsnorm.fast bwd exchange": ("rmsnorm", "bwd", "exchange", 32768, ("fp16", "bf16"))}
 KERNELS = list(TEACHING) + list(FAST)
 # (kernel, dtype): each kernel in every dtype its launch code takes
 PAIRS = [(k, d) for k in KERNELS for d in (FAST[k][4] if len(FAST.get(k, ())) > 4 else DTYPES)]
@@ -153,10 +155,11 @@ def _fast(op, step, design, n, dtype):
     kernel = launch.launcher.kernel
     constants = dict(launch.meta)
     warps = constants.pop("num_warps")
+    constants.pop("launch_cooperative_grid", None)  # a launch option, not a constant
     # the arguments before the constants: pointers to rows and parameters, fp32 statistics and
     # partial sums, and the ints and eps
-    kinds = dict(Stats=f, Rstd=f, Part=f, M="i32", rows_per_program="i32", eps="fp32", P="i32",
-                 N="i32")
+    kinds = dict(Stats=f, Rstd=f, Part=f, Sync=f, M="i32", rows_per_program="i32", eps="fp32",
+                 P="i32", N="i32")
     signature = {name: kinds.get(name, p) for name in kernel.arg_names if name not in constants}
     return kernel, signature, constants, warps
 

@@ -12,7 +12,7 @@ from faster.results import (BACKWARD_DESIGNS, DW_DESIGNS, ELEMENT_SIZE, MODES, N
                             _elements_per_thread, _half_ulp, _index, _lowest, _num, _ok, _pct, _ratio,
                             _ref_max, _sci, _series, _shape_key, _shape_text, _short, _sweep_rows,
                             _sweep_target, _total_tex, _us, pct_copy)
-from normkit import aligned, claims, tiles
+from normkit import aligned, claims, exchange, tiles
 from normkit.launch_tables import backward_entry_config
 from normkit.bench import figure
 from normkit.words import ENGLISH
@@ -391,6 +391,7 @@ def quotes(measurements, t=ENGLISH):
         q |= launch_limits(op, p) | table_steps(op, p) | staged_shared_quotes(res, op, p)
         q[f"{p}_wide_staged_cols"] = wide_staged_text(op, t)
         q |= class_walk(op, p)
+    q |= exchange_quotes(t)
     q |= claims.floor_quotes(t)
     return q
 
@@ -417,8 +418,15 @@ def wide_staged_text(op, t):
     ladders = importlib.import_module(f"{op}.fast").OP.WIDE["backward"]
     n16, n32 = (ladders[size][0][0] for size in (2, 4))
     if n16 == n32:
-        return t("wide_staged_same").format(n=n16)
+        return t("width_is").format(n=n16)
     return t("wide_staged_apart").format(n16=n16, n32=n32)
+
+
+def exchange_quotes(t):
+    """The exchange of row sums past the staged rung (normkit.exchange, both ops' rung): the
+    programs a row, and the widest rows it takes."""
+    widest, (_, shares, *_) = exchange.WIDE_RUNG
+    return {"exchange_shares": str(shares), "exchange_cols": t("width_is").format(n=widest)}
 
 
 def class_walk(op, p):

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from layernorm import fast as layernorm_fast, test_fast as layernorm_tests
-from normkit import aligned, fastop
+from normkit import aligned, exchange, fastop
 from normkit.launch import ContractError
-from normkit.runtime import DEVICE
+from normkit.runtime import DEVICE, INTERPRETED
 from normkit.testing import (DTYPES, FAST_DESIGNS, TABLE_ENTRY_SIZES, UNREADABLE_LAYOUTS, assert_close,
                              layer_norm_exact, rms_norm_exact, unreadable_rows)
 from normkit.tiles import SHARED_SLACK, forward_entry_config, staged_config_shared
@@ -46,10 +46,12 @@ def test_widest_rows_interpreter_sized(op, dtype):
 
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("past", [1, 256, 8192])
+@pytest.mark.parametrize("past", [1, 256, 8192, 16384])
 def test_rows_past_the_tables(op, dtype, past):
     # past the widest tuned N: rows off 16 bytes (the walk by residue class), the staged
-    # design's two shares (MAX_N + 256) and, past its rung, the chunked design (MAX_N + 8192)
+    # design's two shares (MAX_N + 256) and, past its rung, on a GPU the exchange of row
+    # sums in 16 bits (LayerNorm's MAX_N + 8192, both ops' MAX_N + 16384), else the chunked
+    # design
     OPS[op][1].check((3, OPS[op][0].MAX_N + past), dtype)
 
 
@@ -83,11 +85,19 @@ def test_the_chunked_fallback_computes_what_is_asked(op, monkeypatch):
 def test_the_wide_backward_ladder(op, element_size):
     fast = OPS[op][0].OP
     ladder = fast.WIDE["backward"][element_size]
-    (staged_max, staged), (_, chunked) = ladder
+    (staged_max, staged), *between, (_, chunked) = ladder
     assert staged[0] == "staged" and staged[4] == 2 and chunked[0] == "chunked"
     n = fast.MAX_N + 256
     assert fast.backward_config(n, element_size)[0] == "staged"
     assert fast.backward_config(staged_max, element_size)[0] == "staged"
+    # 16-bit rows past the staged rung exchange their sums up to the exchange rung's widest
+    # (not under the interpreter, whose programs run one at a time), then walk in chunks
+    assert between == ([exchange.WIDE_RUNG] if element_size == 2 else [])
+    for widest, entry in between:
+        expected = chunked if INTERPRETED else entry
+        assert fast.backward_config(staged_max + 256, element_size) == expected
+        assert fast.backward_config(widest, element_size) == expected
+        staged_max = widest
     assert fast.backward_config(staged_max + 256, element_size) == chunked
     # rows off 16 bytes, on which the staged copies would move an element at a time: the walk
     # by residue class, K classes of rows, G elements in 16 bytes, the chunked rung for inputs
@@ -150,12 +160,13 @@ def test_rows_the_classes_cannot_read_take_the_fallback(op, design, layout):
 
 
 @pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("design", BY_CLASS)
+@pytest.mark.parametrize("design", (*BY_CLASS, "exchange"))
 @pytest.mark.parametrize("needs", [(True, False, False), (False, True, True), (True, True, True),
                                    (False, False, True)], ids=str)
 @pytest.mark.parametrize("weight", [True, False], ids=["weight", "no weight"])
-def test_classes_compute_what_is_asked(op, design, needs, weight):
+def test_classes_and_exchange_compute_what_is_asked(op, design, needs, weight):
     # rows of 1001: every offset into a window of 8, M = 30 leaves classes of 3 and 4 rows
+    # (and groups of the exchange with fewer rows than others)
     fast, n = OPS[op][0], 1001
     needs = needs[:len(fast.OP.PARAMS) + 1]
     g = torch.Generator().manual_seed(1)
@@ -176,6 +187,32 @@ def test_classes_compute_what_is_asked(op, design, needs, weight):
     assert rows.shape[0] == len(asked)
     for flag, got in zip(asked, rows):
         assert_close(f"d{flag}", got, refs[flag], torch.float32, 1.0)
+
+
+@pytest.mark.skipif(INTERPRETED, reason="a CUDA graph needs a GPU")
+@pytest.mark.parametrize("op", OPS)
+def test_the_exchange_replays_in_a_cuda_graph(op):
+    # a cooperative grid captured in a graph (torch.compile's "reduce-overhead" mode, the
+    # benchmark's timing) gives what the eager call gives, bit for bit (sums in a fixed order)
+    fast, n = OPS[op][0].OP, 32768
+    g = torch.Generator(device=DEVICE).manual_seed(2)
+    x, dy = (torch.randn(64, n, device=DEVICE, dtype=torch.bfloat16, generator=g) for _ in range(2))
+    w = torch.rand(n, device=DEVICE, dtype=torch.bfloat16, generator=g) + 0.5
+    params = (w,) + (None,) * (len(fast.PARAMS) - 1)
+    _, stats = fast.forward_rows(x, *params, 1e-5)
+    assert fast.backward_config(n, 2)[0] == exchange.KIND
+    eager = fast.backward_rows(dy, x, w, stats)
+    side = torch.cuda.Stream()  # warm up off the capturing stream, as torch.cuda.graph asks
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fast.backward_rows(dy, x, w, stats)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = fast.backward_rows(dy, x, w, stats)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert all(torch.equal(a, b) for a, b in zip(captured, eager))
 
 
 @pytest.mark.parametrize("op", OPS)

@@ -28,7 +28,7 @@ import triton
 import triton.language as tl
 from torch.autograd.function import once_differentiable
 
-from normkit import aligned, classes_chunked, dropin
+from normkit import aligned, classes_chunked, dropin, exchange
 from normkit.direct_launch import DirectLauncher
 from normkit.launch import require
 from normkit.runtime import INTERPRETED
@@ -145,6 +145,7 @@ class BackwardPlan(NamedTuple):
     rows_per_program: int
     part_cols: int            # a partial row's columns: N, or a class frame's lanes
     fallback: Optional["BackwardPlan"] = None  # for inputs the classes cannot read
+    sync: int = 0             # elements of the zeroed buffer the exchange's programs meet in
 
 
 class FastNorm:
@@ -162,7 +163,8 @@ class FastNorm:
     backward's launch table path} (tables_beside); MAX_N: the ladders' and tables' widest
     row; WIDE: past MAX_N, the forward's configuration (the chunked design: its tiles do
     not grow with N), the backward's ladders by element size (the staged design's two
-    shares while they measure ahead, then the chunked design) and, for rows off 16 bytes,
+    shares while they measure ahead, in 16 bits the exchange of row sums while a share
+    fits in registers, normkit.exchange, then the chunked design) and, for rows off 16 bytes,
     the walk by residue class (CHUNK, ROWS, num_warps, per_sm, FEWER;
     normkit.classes_chunked.config);
     BACKWARD: {design: its DirectLauncher};
@@ -264,6 +266,8 @@ class FastNorm:
         design would move few elements an access (classes_chunked.config)."""
         if aligned.row_alignment(n_cols, element_size) == aligned.VECTOR_BYTES:
             entry = ladder_entry(self.wide_ladder(element_size), n_cols)
+            if entry[0] == exchange.KIND and INTERPRETED:  # one program at a time there:
+                return self.wide_chunked(n_cols, element_size)  # S would never meet
             return backward_entry_config(entry, n_cols)
         return classes_chunked.config(self.WIDE[classes_chunked.KIND], n_cols, element_size,
                                       self.wide_chunked(n_cols, element_size))
@@ -358,9 +362,11 @@ class FastNorm:
         if plan.reduce is not None:
             part = torch.empty((parts, plan.groups, plan.part_cols), dtype=torch.float32,
                                device=x2d.device)
-        plan.kernel((x2d, dy2d, x2d if dx is None else dx,
-                     x2d if weight is None else weight, stats,
-                     part if parts else x2d, M, plan.rows_per_program))
+        args = (x2d, dy2d, x2d if dx is None else dx, x2d if weight is None else weight,
+                stats, part if parts else x2d, M, plan.rows_per_program)
+        if plan.sync:  # where the exchange's programs meet: zeros every call
+            args += (torch.zeros(plan.sync, dtype=torch.float32, device=x2d.device),)
+        plan.kernel(args)
         if plan.reduce is not None:
             # one small launch sums every part and casts to the parameters' dtype;
             # torch would need a sum and a cast for each of dW and dB
@@ -394,7 +400,8 @@ class FastNorm:
         """A configuration's launch for M rows of N on `programs` programs, each group
         of SPLIT programs with a block of rows, and the sum of their partial rows."""
         kind, block, rows, num_warps = config[:4]
-        split = config[5] if kind == "staged" else 1  # programs per row
+        # programs a row: the staged design's SPLIT, the exchange's S
+        split = config[5] if kind == "staged" else block if kind == exchange.KIND else 1
         v = config[6] if kind in BY_CLASS else 1  # residue classes, programs of their own
         groups, rows_per_program = backward_grid(triton.cdiv(M, v), rows,
                                                  max(1, programs // (split * v)))
@@ -410,10 +417,14 @@ class FastNorm:
             design = {"CHUNK": block}
         elif kind == classes_chunked.KIND:  # one kernel for both ops: RMSNorm has no dB
             design = {**classes_chunked.design(config, N, self.CENTRED), "GRAD_B": False}
+        elif kind == exchange.KIND:  # one kernel for both ops, one row a step
+            design = {**exchange.design(config, N), "CENTRED": self.CENTRED,
+                      "GRAD_B": False}
         grads = {f"GRAD_{flag}": want for flag, want in zip(self.flags, wants[1:])}
         if kind not in BY_CLASS:  # by class, rows N apart
             design.update(STRIDE_X=strides[0], STRIDE_DY=strides[1])
-        meta = {"N": N, **design, "ROWS": rows, "HAS_W": has_w, "GRAD_X": wants[0], **grads,
+        steps = {} if kind == exchange.KIND else {"ROWS": rows}
+        meta = {"N": N, **design, **steps, "HAS_W": has_w, "GRAD_X": wants[0], **grads,
                 "num_warps": num_warps}
         kernel = Launch(self.BACKWARD[kind], (groups * split,), meta)
         # one group writes its sums straight out; the chunked designs keep their running
@@ -427,7 +438,8 @@ class FastNorm:
                 launcher = classes_chunked.sum_class_partials
                 meta.update(FRAME=part_cols, K=design["K"], G=design["G"])
             reduce = Launch(launcher, (triton.cdiv(N, reduce_n), sum(wants[1:])), meta)
-        return BackwardPlan(kernel, reduce, groups, rows_per_program, part_cols)
+        sync = exchange.sync_numel(M, split) if kind == exchange.KIND else 0
+        return BackwardPlan(kernel, reduce, groups, rows_per_program, part_cols, sync=sync)
     # --8<-- [end:backward_launch]
 
     # --8<-- [start:autograd]

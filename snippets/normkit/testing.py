@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from normkit import aligned
 from normkit.launch import ContractError
-from normkit.runtime import DEVICE
+from normkit.runtime import DEVICE, INTERPRETED
 from normkit.tiles import staged_config
 
 # Largest error allowed, relative to the largest reference value (or a larger natural scale).
@@ -207,6 +207,9 @@ FAST_DESIGNS = {
     "classes-rows": (lambda n: ("row", 1024, 2, 4), _classes(2, False)),
     "classes-chunked": (lambda n: ("row", 1024, 2, 4), _classes_chunked(64, 2, 4)),
     "classes-chunked-1-row": (lambda n: ("row", 1024, 2, 4), _classes_chunked(128, 1, 1)),
+    # the exchange of row sums (normkit.exchange): the interpreter runs programs one at a
+    # time, so S programs of a row would never meet there: one program a row
+    "exchange": (lambda n: ("row", 1024, 2, 4), lambda n: ("exchange", 1 if INTERPRETED else 4, 1, 4, 1)),
 }
 # RMSNorm's forward from aligned windows (normkit.aligned: its 2048 lanes hold the tests' rows and
 # their offsets)

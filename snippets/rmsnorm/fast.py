@@ -41,7 +41,7 @@ formula): no graph breaks. RMSNormFast is torch.nn.RMSNorm with this forward.
 import math
 
 import normkit  # noqa: F401  (first: picks the interpreter when there is no GPU)
-from normkit import aligned, classes_chunked, dropin
+from normkit import aligned, classes_chunked, dropin, exchange
 from normkit.aligned import body_of, edges_of, row_window
 from normkit.direct_launch import DirectLauncher
 from normkit.fastop import FastNorm
@@ -224,12 +224,13 @@ class RMSNormKernels(FastNorm):
     WIDE = {"forward": ("chunked", 8192, 1, 16),
             classes_chunked.KIND: (4096, 2, 8, 1, 8),
             "backward": {
-                2: ((24576, WIDE_STAGED[2]),
+                2: ((24576, WIDE_STAGED[2]), exchange.WIDE_RUNG,
                     (math.inf, ("chunked", 4096, 1, 16, 1))),
                 4: ((20480, WIDE_STAGED[4]),
                     (math.inf, ("chunked", 4096, 1, 16, 1)))}}
     BACKWARD = {"row": bwd_row, "classes": bwd_classes, "staged": bwd_staged,
-                "chunked": bwd_chunked, classes_chunked.KIND: classes_chunked.backward}
+                "chunked": bwd_chunked, classes_chunked.KIND: classes_chunked.backward,
+                exchange.KIND: exchange.backward}
 
     def forward_rule(self, config, n_cols, element_size):
         """Rows whose every access would move one element: read whole from their aligned
