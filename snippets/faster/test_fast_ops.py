@@ -215,6 +215,47 @@ def test_the_exchange_replays_in_a_cuda_graph(op):
     assert all(torch.equal(a, b) for a, b in zip(captured, eager))
 
 
+class RefusingLauncher:
+    """A driver that refuses every cooperative grid, as CUDA under MPS may (exchange.refused)."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def launch(self, grid, args, meta):
+        self.calls += 1
+        raise RuntimeError("Triton Error [CUDA]: too many blocks in cooperative launch")
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_a_refused_exchange_takes_the_chunked_design(op, monkeypatch):
+    # the driver checks a cooperative grid before it launches anything: the call, and every
+    # later one on that GPU, walks in chunks instead, with the chunked design's results
+    fast, n = OPS[op][0].OP, exchange.WIDE_RUNG[0]
+    g = torch.Generator(device=DEVICE).manual_seed(3)
+    x, dy = (torch.randn(3, n, device=DEVICE, dtype=torch.bfloat16, generator=g) for _ in range(2))
+    w = torch.rand(n, device=DEVICE, dtype=torch.bfloat16, generator=g) + 0.5
+    params = (w,) + (None,) * (len(fast.PARAMS) - 1)
+    _, stats = fast.forward_rows(x, *params, 1e-5)
+    driver = RefusingLauncher()
+    monkeypatch.setitem(fast.BACKWARD, exchange.KIND, driver)
+    monkeypatch.setattr(fastop, "INTERPRETED", False)  # the interpreter never takes the exchange
+    monkeypatch.setattr(fastop, "sm_count", lambda index: 4)
+    monkeypatch.setattr(exchange, "REFUSED", set())
+    chunked = fast.backward_rows(dy, x, w, stats, config=fast.wide_chunked(n, 2))
+    fast.reload()
+    try:
+        assert fast.backward_config(n, 2)[0] == exchange.KIND
+        for _ in range(2):
+            got = fast.backward_rows(dy, x, w, stats)
+            assert all(torch.equal(a, b) for a, b in zip(got, chunked))
+        assert driver.calls == 1 and exchange.REFUSED == {x.device.index}
+        # what a caller chose itself is not changed behind its back
+        with pytest.raises(RuntimeError, match="cooperative launch"):
+            fast.backward_rows(dy, x, w, stats, config=fast.backward_config(n, 2))
+    finally:
+        fast.reload()  # plans made without the interpreter's rule
+
+
 @pytest.mark.parametrize("op", OPS)
 def test_an_aligned_forward_keeps_the_tables_configuration_where_it_cannot_pay(op):
     fast, n = OPS[op][0], 257

@@ -11,8 +11,9 @@ flight while the program waits. dW and dB stay in registers for the program's co
 all its rows and are written once, a partial row a group of S programs.
 
 A program waits on the others of its row, so every program must be resident at once: the
-grid is at most PER_SM programs an SM and is launched cooperatively (the driver refuses a grid
-that could not all be resident, and the plan then takes its fallback, the chunked design).
+grid is at most PER_SM programs an SM and is launched cooperatively: the driver refuses a grid
+that could not all be resident (a GPU shared under MPS may hold fewer programs than its SM
+count says), and from then on the op takes the chunked design on that GPU (refused).
 Triton's interpreter runs programs one after another, so there S programs could never meet:
 the plans take the fallback there, and the kernel is tested with S = 1
 (notes/experiments/exchange_rows.py for the runs that chose it).
@@ -126,6 +127,20 @@ def design(config, n_cols):
     width = share_width(n_cols, shares)
     return {"S": shares, "WIDTH": width, "TILE": triton.next_power_of_2(width),
             "launch_cooperative_grid": True}
+
+
+# the GPUs (device indices) whose driver refused the exchange's cooperative grid
+REFUSED = set()
+
+
+def refused(error, plan, device_index):
+    """Whether `error`, raised by plan's launch, is the driver refusing a cooperative grid
+    too large to be resident at once (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, which
+    leaves the context usable); if so, the GPU is remembered in REFUSED."""
+    if not plan.sync or "cooperative launch" not in str(error):
+        return False
+    REFUSED.add(device_index)
+    return True
 
 
 def sync_numel(M, shares):

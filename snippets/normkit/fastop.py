@@ -250,9 +250,12 @@ class FastNorm:
         return backward_entry_config(self.wide_ladder(element_size)[-1][1], n_cols)
 
     def fitting(self, config, n_cols, element_size, device_index):
-        """The configuration, or where a staged one asks for more shared memory than this
-        GPU gives a program (the tables were tuned on an H200: an A100 or an RTX card at
-        the widest rows), the chunked design (wide_chunked)."""
+        """The configuration, or the chunked design (wide_chunked) where a staged one asks
+        for more shared memory than this GPU gives a program (the tables were tuned on an
+        H200: an A100 or an RTX card at the widest rows) or where this GPU's driver refused
+        the exchange's cooperative grid (exchange.refused)."""
+        if config[0] == exchange.KIND and device_index in exchange.REFUSED:
+            return self.wide_chunked(n_cols, element_size)
         if (config[0] != "staged" or not pipelines(device_index)
                 or staged_config_shared(config, element_size) + SHARED_SLACK
                 <= shared_bytes(device_index)):
@@ -355,7 +358,7 @@ class FastNorm:
             plan = self.backward_plans.get(key) or remember(
                 self.backward_plans, key, self.backward_plan(x2d, dy2d, weight, wants))
         else:
-            plan = self.backward_plan(x2d, dy2d, weight, wants, config, programs)
+            key, plan = None, self.backward_plan(x2d, dy2d, weight, wants, config, programs)
         if plan.fallback is not None and (x2d.data_ptr() | dy2d.data_ptr()) % 16:
             plan = plan.fallback
         part = out
@@ -366,7 +369,14 @@ class FastNorm:
                 stats, part if parts else x2d, M, plan.rows_per_program)
         if plan.sync:  # where the exchange's programs meet: zeros every call
             args += (torch.zeros(plan.sync, dtype=torch.float32, device=x2d.device),)
-        plan.kernel(args)
+        try:
+            plan.kernel(args)
+        except RuntimeError as error:  # launches nothing: the driver checks a grid first
+            if key is None or not exchange.refused(error, plan, x2d.device.index):
+                raise
+            # the chunked design from now on for this GPU (fitting), this call included
+            self.backward_plans.pop(key, None)
+            return self.backward_rows(dy2d, x2d, weight, stats, grads, rows_dtype)
         if plan.reduce is not None:
             # one small launch sums every part and casts to the parameters' dtype;
             # torch would need a sum and a cast for each of dW and dB
