@@ -86,8 +86,8 @@ FAST = {"layernorm.fast fwd row": ("layernorm", "fwd", "row", 4096),
         "rmsnorm.fast fwd aligned": ("rmsnorm", "fwd", "aligned", 8193),
         "rmsnorm.fast bwd staged": ("rmsnorm", "bwd", "staged", 4096),
         "rmsnorm.fast bwd classes_chunked": ("rmsnorm", "bwd", "classes_chunked", 16385),
-        "layernorm.fast bwd exchange": ("layernorm", "bwd", "exchange", 32768, ("fp16", "bf16")),
-        "rmsnorm.fast bwd exchange": ("rmsnorm", "bwd", "exchange", 32768, ("fp16", "bf16"))}
+        "layernorm.fast bwd exchange": ("layernorm", "bwd", "exchange", 32768),
+        "rmsnorm.fast bwd exchange": ("rmsnorm", "bwd", "exchange", 32768)}
 KERNELS = list(TEACHING) + list(FAST)
 # (kernel, dtype): each kernel in every dtype its launch code takes
 PAIRS = [(k, d) for k in KERNELS for d in (FAST[k][4] if len(FAST.get(k, ())) > 4 else DTYPES)]

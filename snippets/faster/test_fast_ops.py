@@ -50,7 +50,7 @@ def test_widest_rows_interpreter_sized(op, dtype):
 def test_rows_past_the_tables(op, dtype, past):
     # past the widest tuned N: rows off 16 bytes (the walk by residue class), the staged
     # design's two shares (MAX_N + 256) and, past its rung, on a GPU the exchange of row
-    # sums in 16 bits (LayerNorm's MAX_N + 8192, both ops' MAX_N + 16384), else the chunked
+    # sums (MAX_N + 16384; MAX_N + 8192 but for RMSNorm's 16-bit rows), else the chunked
     # design
     OPS[op][1].check((3, OPS[op][0].MAX_N + past), dtype)
 
@@ -90,9 +90,9 @@ def test_the_wide_backward_ladder(op, element_size):
     n = fast.MAX_N + 256
     assert fast.backward_config(n, element_size)[0] == "staged"
     assert fast.backward_config(staged_max, element_size)[0] == "staged"
-    # 16-bit rows past the staged rung exchange their sums up to the exchange rung's widest
-    # (not under the interpreter, whose programs run one at a time), then walk in chunks
-    assert between == ([exchange.WIDE_RUNG] if element_size == 2 else [])
+    # rows past the staged rung exchange their sums up to the exchange rung's widest (not
+    # under the interpreter, whose programs run one at a time), then walk in chunks
+    assert between == [exchange.WIDE_RUNG]
     for widest, entry in between:
         expected = chunked if INTERPRETED else entry
         assert fast.backward_config(staged_max + 256, element_size) == expected

@@ -358,7 +358,7 @@ class LayerNormKernels(FastNorm):
             "backward": {
                 2: ((20480, WIDE_STAGED[2]), exchange.WIDE_RUNG,
                     (math.inf, ("chunked", 4096, 4, 8, 1))),
-                4: ((20480, WIDE_STAGED[4]),
+                4: ((20480, WIDE_STAGED[4]), exchange.WIDE_RUNG,
                     (math.inf, ("chunked", 4096, 4, 8, 1)))}}
     BACKWARD = {"row": bwd_row, "classes": bwd_classes, "staged": bwd_staged,
                 "chunked": bwd_chunked, classes_chunked.KIND: classes_chunked.backward,

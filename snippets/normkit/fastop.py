@@ -163,8 +163,8 @@ class FastNorm:
     backward's launch table path} (tables_beside); MAX_N: the ladders' and tables' widest
     row; WIDE: past MAX_N, the forward's configuration (the chunked design: its tiles do
     not grow with N), the backward's ladders by element size (the staged design's two
-    shares while they measure ahead, in 16 bits the exchange of row sums while a share
-    fits in registers, normkit.exchange, then the chunked design) and, for rows off 16 bytes,
+    shares while they measure ahead, the exchange of row sums while a share fits in
+    registers, normkit.exchange, then the chunked design) and, for rows off 16 bytes,
     the walk by residue class (CHUNK, ROWS, num_warps, per_sm, FEWER;
     normkit.classes_chunked.config);
     BACKWARD: {design: its DirectLauncher};

@@ -226,7 +226,7 @@ class RMSNormKernels(FastNorm):
             "backward": {
                 2: ((24576, WIDE_STAGED[2]), exchange.WIDE_RUNG,
                     (math.inf, ("chunked", 4096, 1, 16, 1))),
-                4: ((20480, WIDE_STAGED[4]),
+                4: ((20480, WIDE_STAGED[4]), exchange.WIDE_RUNG,
                     (math.inf, ("chunked", 4096, 1, 16, 1)))}}
     BACKWARD = {"row": bwd_row, "classes": bwd_classes, "staged": bwd_staged,
                 "chunked": bwd_chunked, classes_chunked.KIND: classes_chunked.backward,
