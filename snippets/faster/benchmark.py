@@ -141,7 +141,7 @@ def fast_launch(op, M, N, sms, dtype=torch.bfloat16):
     fwd = fast.forward_config(N, elt)
     bwd = fast.backward_config(N, elt)
     staged = bwd[0] == "staged"
-    split = bwd[5] if staged else 1  # programs that share a row
+    split = fastop.programs_a_row(bwd)
     # as backward_rows computes it: groups of `split` programs, one partial row each
     groups, rows_per_program = fastop.backward_grid(M, bwd[2], max(1, sms * bwd[4] // split))
     return {"op": op, "M": M, "N": N, "fwd_design": fwd[0], "fwd_block": fwd[1], "fwd_rows": fwd[2],

@@ -90,13 +90,15 @@ def test_the_wide_backward_ladder(op, element_size):
     n = fast.MAX_N + 256
     assert fast.backward_config(n, element_size)[0] == "staged"
     assert fast.backward_config(staged_max, element_size)[0] == "staged"
-    # rows past the staged rung exchange their sums up to the exchange rung's widest (not
-    # under the interpreter, whose programs run one at a time), then walk in chunks
+    # rows past the staged rung exchange their sums up to the exchange rung's widest, then
+    # walk in chunks; under the interpreter, whose programs run one at a time, a plan takes
+    # the chunked design instead (fitting)
     assert between == [exchange.WIDE_RUNG]
     for widest, entry in between:
-        expected = chunked if INTERPRETED else entry
-        assert fast.backward_config(staged_max + 256, element_size) == expected
-        assert fast.backward_config(widest, element_size) == expected
+        for n in (staged_max + 256, widest):
+            assert fast.backward_config(n, element_size) == entry
+            fits = fast.fitting(entry, n, element_size, 0)
+            assert fits == (fast.wide_chunked(n, element_size) if INTERPRETED else entry)
         staged_max = widest
     assert fast.backward_config(staged_max + 256, element_size) == chunked
     # rows off 16 bytes, on which the staged copies would move an element at a time: the walk
@@ -238,7 +240,7 @@ def test_a_refused_exchange_takes_the_chunked_design(op, monkeypatch):
     _, stats = fast.forward_rows(x, *params, 1e-5)
     driver = RefusingLauncher()
     monkeypatch.setitem(fast.BACKWARD, exchange.KIND, driver)
-    monkeypatch.setattr(fastop, "INTERPRETED", False)  # the interpreter never takes the exchange
+    monkeypatch.setattr(exchange, "INTERPRETED", False)  # the interpreter never takes the exchange
     monkeypatch.setattr(fastop, "sm_count", lambda index: 4)
     monkeypatch.setattr(exchange, "REFUSED", set())
     chunked = fast.backward_rows(dy, x, w, stats, config=fast.wide_chunked(n, 2))

@@ -15,7 +15,7 @@ grid is at most PER_SM programs an SM and is launched cooperatively: the driver 
 that could not all be resident (a GPU shared under MPS may hold fewer programs than its SM
 count says), and from then on the op takes the chunked design on that GPU (refused).
 Triton's interpreter runs programs one after another, so there S programs could never meet:
-the plans take the fallback there, and the kernel is tested with S = 1
+the plans take the chunked design there too (runs_here), and the kernel is tested with S = 1
 (notes/experiments/exchange_rows.py for the runs that chose it).
 """
 
@@ -23,6 +23,7 @@ import triton
 import triton.language as tl
 
 from normkit.direct_launch import DirectLauncher
+from normkit.runtime import INTERPRETED
 from normkit.tiles import load_weight, share_tile, share_width
 
 KIND = "exchange"
@@ -133,14 +134,20 @@ def design(config, n_cols):
 REFUSED = set()
 
 
-def refused(error, plan, device_index):
-    """Whether `error`, raised by plan's launch, is the driver refusing a cooperative grid
-    too large to be resident at once (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, which
+def refused(error, device_index):
+    """Whether `error`, raised by the exchange's launch, is the driver refusing a cooperative
+    grid too large to be resident at once (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, which
     leaves the context usable); if so, the GPU is remembered in REFUSED."""
-    if not plan.sync or "cooperative launch" not in str(error):
+    if "cooperative launch" not in str(error):
         return False
     REFUSED.add(device_index)
     return True
+
+
+def runs_here(device_index):
+    """Whether a row's S programs can meet on this device: not under the interpreter, which
+    runs them one at a time, nor on a GPU whose driver refused the grid."""
+    return not INTERPRETED and device_index not in REFUSED
 
 
 def sync_numel(M, shares):

@@ -97,6 +97,14 @@ def backward_grid(M, rows, programs):
     return triton.cdiv(M, rows_per_program), rows_per_program
 
 
+def programs_a_row(config):
+    """Programs that share a row in a backward configuration: the staged design's SPLIT,
+    the exchange's S, else one."""
+    if config[0] == "staged":
+        return config[5]
+    return config[1] if config[0] == exchange.KIND else 1
+
+
 # the backward designs whose programs own rows of one residue class (normkit.aligned,
 # normkit.classes_chunked): they read rows N apart, from 16-byte-aligned pointers
 BY_CLASS = ("classes", classes_chunked.KIND)
@@ -252,9 +260,9 @@ class FastNorm:
     def fitting(self, config, n_cols, element_size, device_index):
         """The configuration, or the chunked design (wide_chunked) where a staged one asks
         for more shared memory than this GPU gives a program (the tables were tuned on an
-        H200: an A100 or an RTX card at the widest rows) or where this GPU's driver refused
-        the exchange's cooperative grid (exchange.refused)."""
-        if config[0] == exchange.KIND and device_index in exchange.REFUSED:
+        H200: an A100 or an RTX card at the widest rows) or where the exchange's programs
+        cannot all run at once (exchange.runs_here)."""
+        if config[0] == exchange.KIND and not exchange.runs_here(device_index):
             return self.wide_chunked(n_cols, element_size)
         if (config[0] != "staged" or not pipelines(device_index)
                 or staged_config_shared(config, element_size) + SHARED_SLACK
@@ -268,10 +276,8 @@ class FastNorm:
         1 to 4 % of copy at 16385), walk in chunks by residue class where the chunked
         design would move few elements an access (classes_chunked.config)."""
         if aligned.row_alignment(n_cols, element_size) == aligned.VECTOR_BYTES:
-            entry = ladder_entry(self.wide_ladder(element_size), n_cols)
-            if entry[0] == exchange.KIND and INTERPRETED:  # one program at a time there:
-                return self.wide_chunked(n_cols, element_size)  # S would never meet
-            return backward_entry_config(entry, n_cols)
+            return backward_entry_config(ladder_entry(self.wide_ladder(element_size), n_cols),
+                                         n_cols)
         return classes_chunked.config(self.WIDE[classes_chunked.KIND], n_cols, element_size,
                                       self.wide_chunked(n_cols, element_size))
     # --8<-- [end:op_configs]
@@ -372,7 +378,7 @@ class FastNorm:
         try:
             plan.kernel(args)
         except RuntimeError as error:  # launches nothing: the driver checks a grid first
-            if key is None or not exchange.refused(error, plan, x2d.device.index):
+            if key is None or not plan.sync or not exchange.refused(error, x2d.device.index):
                 raise
             # the chunked design from now on for this GPU (fitting), this call included
             self.backward_plans.pop(key, None)
@@ -410,8 +416,7 @@ class FastNorm:
         """A configuration's launch for M rows of N on `programs` programs, each group
         of SPLIT programs with a block of rows, and the sum of their partial rows."""
         kind, block, rows, num_warps = config[:4]
-        # programs a row: the staged design's SPLIT, the exchange's S
-        split = config[5] if kind == "staged" else block if kind == exchange.KIND else 1
+        split = programs_a_row(config)
         v = config[6] if kind in BY_CLASS else 1  # residue classes, programs of their own
         groups, rows_per_program = backward_grid(triton.cdiv(M, v), rows,
                                                  max(1, programs // (split * v)))
