@@ -92,6 +92,6 @@ def format_examples(ex=None, t=None):
     for key in ("scratch_128x257", "scratch_4096x4096"):
         s = ex[key]
         lines.append(t("example_partial_size").format(
-            shape=f"{s['m']}×{s['n']}", bytes=t.number(s["bytes"], "d"), kib=t.number(s["bytes"] / 1024, "g"),
+            shape=f"{s['m']}x{s['n']}", bytes=t.number(s["bytes"], "d"), kib=t.number(s["bytes"] / 1024, "g"),
             mib=t.number(s["mib"], "g"), programs=s["gamma_programs"]))
     return "\n".join(lines)
