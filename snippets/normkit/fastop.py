@@ -276,8 +276,8 @@ class FastNorm:
         1 to 4 % of copy at 16385), walk in chunks by residue class where the chunked
         design would move few elements an access (classes_chunked.config)."""
         if aligned.row_alignment(n_cols, element_size) == aligned.VECTOR_BYTES:
-            return backward_entry_config(ladder_entry(self.wide_ladder(element_size), n_cols),
-                                         n_cols)
+            return backward_entry_config(
+                ladder_entry(self.wide_ladder(element_size), n_cols), n_cols)
         return classes_chunked.config(self.WIDE[classes_chunked.KIND], n_cols, element_size,
                                       self.wide_chunked(n_cols, element_size))
     # --8<-- [end:op_configs]
@@ -378,7 +378,8 @@ class FastNorm:
         try:
             plan.kernel(args)
         except RuntimeError as error:  # launches nothing: the driver checks a grid first
-            if key is None or not plan.sync or not exchange.refused(error, x2d.device.index):
+            if (key is None or not plan.sync
+                    or not exchange.refused(error, x2d.device.index)):
                 raise
             # the chunked design from now on for this GPU (fitting), this call included
             self.backward_plans.pop(key, None)
