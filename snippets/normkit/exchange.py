@@ -159,6 +159,6 @@ def sync_numel(M, shares):
 # programs a row, 8 warps, one program an SM, so that any GPU that runs the kernel holds the
 # whole grid at once; past 32768 a share would spill (fp32 LayerNorm rows spill 136 bytes at
 # 32768 on sm_90, and still measure well ahead). Backward alone, % of copy, against the
-# chunked rung (notes/data/exchange-rung-1-h100.txt): at 32768 bf16 54-60 against 36-38,
-# fp32 64-83 against 47-48; at 24576 fp32 69-75 against 48-55
+# chunked rung (notes/data/exchange-rung-1-h100.txt and -2-, two runs): at 32768 bf16 54-63
+# against 36-38, fp32 63-84 against 47-48; at 24576 fp32 69-78 against 48-55
 WIDE_RUNG = (32768, (KIND, 4, 1, 8, 1))
