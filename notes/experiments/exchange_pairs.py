@@ -15,22 +15,13 @@ chunked rung's results.
     PYTHONPATH=snippets:notes/experiments python3 notes/experiments/exchange_pairs.py --out x.json
 """
 
-import argparse
-import json
-import time
-
-import torch
 import triton
 import triton.language as tl
 
-from layernorm import fast as ln
-from normkit import bench, exchange
+from exchange_rung import parse, run  # this folder
+from normkit import exchange
 from normkit.direct_launch import DirectLauncher
 from normkit.tiles import load_weight, share_tile
-from rmsnorm import fast as rms
-from wide_rows import inputs  # this folder: the random rows and parameters of the wide-rows runs
-
-OPS = {"layernorm": ln, "rmsnorm": rms}
 
 
 @triton.jit
@@ -113,71 +104,23 @@ def pairs_bwd_kernel(X, DY, DX, W, Stats, Part, M, rows_per_program, Sync,
 
 
 PAIRS = DirectLauncher(pairs_bwd_kernel)
-ONE_ROW = {"launcher": exchange.backward, "sync_numel": exchange.sync_numel}
-TWO_ROWS = {"launcher": PAIRS, "sync_numel": lambda M, shares: triton.cdiv(M, 2) * (4 * shares + 1)}
-VARIANTS = {"one row s4 w8 sm1": (ONE_ROW, (exchange.KIND, 4, 1, 8, 1)),
-            "pairs s4 w8 sm1": (TWO_ROWS, (exchange.KIND, 4, 1, 8, 1)),
-            "pairs s4 w16 sm1": (TWO_ROWS, (exchange.KIND, 4, 1, 16, 1)),
-            "pairs s8 w8 sm1": (TWO_ROWS, (exchange.KIND, 8, 1, 8, 1)),
-            "pairs s8 w4 sm2": (TWO_ROWS, (exchange.KIND, 8, 1, 4, 2)),
-            "pairs s4 w4 sm2": (TWO_ROWS, (exchange.KIND, 4, 1, 4, 2))}
+ONE_ROW = (exchange.backward, exchange.sync_numel)
+TWO_ROWS = (PAIRS, lambda M, shares: triton.cdiv(M, 2) * (4 * shares + 1))
+VARIANTS = {"one row s4 w8 sm1": (exchange.KIND, 4, 1, 8, 1),
+            "pairs s4 w8 sm1": (exchange.KIND, 4, 1, 8, 1),
+            "pairs s4 w16 sm1": (exchange.KIND, 4, 1, 16, 1),
+            "pairs s8 w8 sm1": (exchange.KIND, 8, 1, 8, 1),
+            "pairs s8 w4 sm2": (exchange.KIND, 8, 1, 4, 2),
+            "pairs s4 w4 sm2": (exchange.KIND, 4, 1, 4, 2)}
 
 
-def use(fast, kernel):
-    """Make the op's exchange configuration run `kernel` (ONE_ROW or TWO_ROWS)."""
-    fast.BACKWARD[exchange.KIND] = kernel["launcher"]
-    exchange.sync_numel = kernel["sync_numel"]
-
-
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out")
-    parser.add_argument("--budget-s", type=float, default=100)
-    parser.add_argument("--widths", default="32768,24576,20480,28672")
-    parser.add_argument("--dtypes", default="bfloat16")
-    args = parser.parse_args()
-    t0, results = time.time(), []
-    copy = bench.copy_bandwidth_gb_per_s()["median"]
-    for dtype_name in args.dtypes.split(","):
-        dtype = getattr(torch, dtype_name)
-        for n in map(int, args.widths.split(",")):
-            for op, module in OPS.items():
-                if time.time() - t0 > args.budget_s:
-                    break
-                fast = module.OP
-                m = 2**27 // n
-                x, dy, w, params = inputs(op, n, m, dtype)
-                _, stats = fast.forward_rows(x, *params, 1e-5)
-                es = x.element_size()
-                configs = {"ladder": (ONE_ROW, fast.backward_config(n, es)),
-                           "chunked": (ONE_ROW, fast.wide_chunked(n, es)), **VARIANTS}
-                use(fast, ONE_ROW)
-                reference = fast.backward_rows(dy, x, w, stats, config=fast.wide_chunked(n, es))
-                for label, (kernel, config) in configs.items():
-                    use(fast, kernel)
-                    def call(c=config):
-                        return fast.backward_rows(dy, x, w, stats, config=c)
-                    try:
-                        got = call()
-                        torch.cuda.synchronize()
-                    except Exception as e:  # registers, resources, a refused cooperative grid
-                        print(f"{op[:3]} {dtype_name} N={n} {label}: {type(e).__name__} {str(e)[-200:]}",
-                              flush=True)
-                        continue
-                    rel = max((a.float() - b.float()).abs().max().item()
-                              / max(b.float().abs().max().item(), 1e-30)
-                              for a, b in zip(got, reference))
-                    ms = bench.median_call_ms(call, 3, 10, 5)
-                    pct = 100 * bench.gb_per_s(3 * m * n * es, ms) / copy
-                    results.append({"op": op, "dtype": dtype_name, "N": n, "variant": label,
-                                    "config": repr(config[:5]), "rel": rel, "ms": ms, "pct": pct})
-                    print(f"{op[:3]} {dtype_name[:4]} N={n} {label:17s} {config[:5]} {pct:5.1f}% "
-                          f"rel {rel:.2g}", flush=True)
-                use(fast, ONE_ROW)
-    if args.out:
-        json.dump({"device": torch.cuda.get_device_name(), "copy_gb_per_s": copy, "results": results},
-                  open(args.out, "w"), indent=1)
+def use(fast, label):
+    """Make the op's exchange configuration run the two-rows kernel for a "pairs" label, the
+    landed one-row kernel for any other (and after the last, label None)."""
+    launcher, fast_sync_numel = TWO_ROWS if label and label.startswith("pairs") else ONE_ROW
+    fast.BACKWARD[exchange.KIND] = launcher
+    exchange.sync_numel = fast_sync_numel
 
 
 if __name__ == "__main__":
-    main()
+    run(parse(widths="32768,24576,20480,28672", dtypes="bfloat16"), lambda n: VARIANTS, use)

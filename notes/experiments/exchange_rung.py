@@ -23,13 +23,20 @@ VARIANTS = {"s4 w8 sm1": (exchange.KIND, 4, 1, 8, 1), "s8 w4 sm2": (exchange.KIN
             "s8 w8 sm1": (exchange.KIND, 8, 1, 8, 1), "s4 w4 sm2": (exchange.KIND, 4, 1, 4, 2)}
 
 
-def main():
+def parse(widths="24576,32768,20480", dtypes="bfloat16,float32"):
+    """The command line every exchange experiment takes (exchange_shares.py, exchange_pairs.py)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
     parser.add_argument("--budget-s", type=float, default=100)
-    parser.add_argument("--widths", default="24576,32768,20480")
-    parser.add_argument("--dtypes", default="bfloat16,float32")
-    args = parser.parse_args()
+    parser.add_argument("--widths", default=widths)
+    parser.add_argument("--dtypes", default=dtypes)
+    return parser.parse_args()
+
+
+def run(args, variants_of, prepare=lambda fast, label: None):
+    """Time, for each dtype, width and op while the budget lasts, the ladder's configuration,
+    the chunked rung and variants_of(n) ({label: configuration}), each checked against the
+    chunked rung; prepare(fast, label) runs before a label's calls (to swap a kernel in)."""
     t0, results = time.time(), []
     copy = bench.copy_bandwidth_gb_per_s()["median"]
     for dtype_name in args.dtypes.split(","):
@@ -44,9 +51,10 @@ def main():
                 _, stats = fast.forward_rows(x, *params, 1e-5)
                 es = x.element_size()
                 configs = {"ladder": fast.backward_config(n, es), "chunked": fast.wide_chunked(n, es),
-                           **VARIANTS}
+                           **variants_of(n)}
                 reference = fast.backward_rows(dy, x, w, stats, config=configs["chunked"])
                 for label, config in configs.items():
+                    prepare(fast, label)
                     def call(c=config):
                         return fast.backward_rows(dy, x, w, stats, config=c)
                     try:
@@ -63,12 +71,13 @@ def main():
                     pct = 100 * bench.gb_per_s(3 * m * n * es, ms) / copy
                     results.append({"op": op, "dtype": dtype_name, "N": n, "variant": label,
                                     "config": repr(config[:5]), "rel": rel, "ms": ms, "pct": pct})
-                    print(f"{op[:3]} {dtype_name[:4]} N={n} {label:9s} {config[:5]} {pct:5.1f}% "
+                    print(f"{op[:3]} {dtype_name[:4]} N={n} {label:17s} {config[:5]} {pct:5.1f}% "
                           f"rel {rel:.2g}", flush=True)
+                prepare(fast, None)
     if args.out:
         json.dump({"device": torch.cuda.get_device_name(), "copy_gb_per_s": copy, "results": results},
                   open(args.out, "w"), indent=1)
 
 
 if __name__ == "__main__":
-    main()
+    run(parse(), lambda n: VARIANTS)

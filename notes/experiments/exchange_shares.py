@@ -14,22 +14,15 @@ and masked (a temporary copy of exchange.py's source, changed in those lines onl
     PYTHONPATH=snippets:notes/experiments python3 notes/experiments/exchange_shares.py --out x.json
 """
 
-import argparse
 import importlib.util
-import json
 import pathlib
 import tempfile
-import time
 
-import torch
 import triton
 
-from layernorm import fast as ln
-from normkit import bench, exchange
-from rmsnorm import fast as rms
-from wide_rows import inputs  # this folder: the random rows and parameters of the wide-rows runs
+from exchange_rung import OPS, parse, run  # this folder
+from normkit import exchange
 
-OPS = {"layernorm": ln, "rmsnorm": rms}
 EDITS = (("    S: tl.constexpr,        # programs a row\n",
           "    S: tl.constexpr,        # programs a row\n    SP: tl.constexpr,\n"),
          ("pairs = tl.arange(0, S) * 2", "pairs = tl.arange(0, SP) * 2"),
@@ -69,55 +62,9 @@ def variants(n):
             for w, sm in ((8, 1), (4, 2))}
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out")
-    parser.add_argument("--budget-s", type=float, default=100)
-    parser.add_argument("--widths", default="20480,24576,28672,32768")
-    parser.add_argument("--dtypes", default="bfloat16")
-    args = parser.parse_args()
-    t0, results = time.time(), []
-    copy = bench.copy_bandwidth_gb_per_s()["median"]
-    padded = any_shares_module().backward
-    exchange.design = padded_design
-    for dtype_name in args.dtypes.split(","):
-        dtype = getattr(torch, dtype_name)
-        for n in map(int, args.widths.split(",")):
-            for op, module in OPS.items():
-                if time.time() - t0 > args.budget_s:
-                    break
-                fast = module.OP
-                fast.BACKWARD[exchange.KIND] = padded
-                m = 2**27 // n
-                x, dy, w, params = inputs(op, n, m, dtype)
-                _, stats = fast.forward_rows(x, *params, 1e-5)
-                es = x.element_size()
-                configs = {"ladder": fast.backward_config(n, es), "chunked": fast.wide_chunked(n, es),
-                           **variants(n)}
-                reference = fast.backward_rows(dy, x, w, stats, config=configs["chunked"])
-                for label, config in configs.items():
-                    def call(c=config):
-                        return fast.backward_rows(dy, x, w, stats, config=c)
-                    try:
-                        got = call()
-                        torch.cuda.synchronize()
-                    except Exception as e:  # registers, resources, a refused cooperative grid
-                        print(f"{op[:3]} {dtype_name} N={n} {label}: {type(e).__name__} {str(e)[-200:]}",
-                              flush=True)
-                        continue
-                    rel = max((a.float() - b.float()).abs().max().item()
-                              / max(b.float().abs().max().item(), 1e-30)
-                              for a, b in zip(got, reference))
-                    ms = bench.median_call_ms(call, 3, 10, 5)
-                    pct = 100 * bench.gb_per_s(3 * m * n * es, ms) / copy
-                    results.append({"op": op, "dtype": dtype_name, "N": n, "variant": label,
-                                    "config": repr(config[:5]), "rel": rel, "ms": ms, "pct": pct})
-                    print(f"{op[:3]} {dtype_name[:4]} N={n} {label:10s} {config[:5]} {pct:5.1f}% "
-                          f"rel {rel:.2g}", flush=True)
-    if args.out:
-        json.dump({"device": torch.cuda.get_device_name(), "copy_gb_per_s": copy, "results": results},
-                  open(args.out, "w"), indent=1)
-
-
 if __name__ == "__main__":
-    main()
+    exchange.design = padded_design
+    kernel = any_shares_module().backward
+    for module in OPS.values():
+        module.OP.BACKWARD[exchange.KIND] = kernel
+    run(parse(widths="20480,24576,28672,32768", dtypes="bfloat16"), variants)
