@@ -117,9 +117,9 @@ VARIANTS = {"one row s4 w8 sm1": (exchange.KIND, 4, 1, 8, 1),
 def use(fast, label):
     """Make the op's exchange configuration run the two-rows kernel for a "pairs" label, the
     landed one-row kernel for any other (and after the last, label None)."""
-    launcher, fast_sync_numel = TWO_ROWS if label and label.startswith("pairs") else ONE_ROW
+    launcher, numel = TWO_ROWS if label and label.startswith("pairs") else ONE_ROW
     fast.BACKWARD[exchange.KIND] = launcher
-    exchange.sync_numel = fast_sync_numel
+    exchange.sync_numel = numel
 
 
 if __name__ == "__main__":
